@@ -1,0 +1,42 @@
+# mlsysim_nb: `make lab` opens the course, `make test` runs every test.
+# Both create the virtual environment .venv first (Python 3.11+ as $(PYTHON)).
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+PORT   ?= 8888
+
+.PHONY: lab test env test-env lint unit notebooks browser bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# the package and JupyterLab: enough to take the course
+$(VENV)/.lab-installed: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[lab]"
+	touch $@
+
+# everything the test suite needs (reference oracle, nbval, playwright, linters)
+$(VENV)/.test-installed: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[lab,test,browser,lint]"
+	touch $@
+
+env: $(VENV)/.lab-installed
+test-env: $(VENV)/.test-installed
+
+lab: $(VENV)/.lab-installed
+	@ROOT=""; if [ "$$(id -u)" = 0 ]; then ROOT="--allow-root"; fi; \
+	$(BIN)/jupyter lab --notebook-dir=notebooks --port=$(PORT) $$ROOT
+
+unit: $(VENV)/.test-installed
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not browser"
+
+test: $(VENV)/.test-installed
+	$(BIN)/python -m pytest -p no:cacheprovider
+
+bench: $(VENV)/.test-installed
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build dist *.egg-info

@@ -1,0 +1,52 @@
+"""mlsysim_nb: the memory of training a neural network, for notebooks.
+
+>>> from mlsysim_nb import Scenarios
+>>> Scenarios.Gpt2Fp32AdamOnH100.copies
+4.0
+"""
+
+from __future__ import annotations
+
+from mlsysim_nb.catalog import Scenarios
+from mlsysim_nb.errors import FieldError, FieldUnitError, HardwareFileError, NotApplicableError
+from mlsysim_nb.hardware import Hardware, HardwareCatalog, HardwareNode, Memory, load_hardware
+from mlsysim_nb.physics import (
+    KORTHIKANTI_PER_TOKEN_BYTES,
+    KORTHIKANTI_SCORE_BYTES,
+    calc_activation_memory,
+    calc_checkpoint_memory_units,
+    calc_low_rank_update_params,
+    calc_transformer_decode_flops,
+    calc_transformer_training_flops,
+)
+from mlsysim_nb.scenarios import ActivationMemoryScenario, TrainingStateFitScenario
+from mlsysim_nb.units import Q_, ureg
+from mlsysim_nb.workloads import Workload, Workloads
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "KORTHIKANTI_PER_TOKEN_BYTES",
+    "KORTHIKANTI_SCORE_BYTES",
+    "Q_",
+    "ActivationMemoryScenario",
+    "FieldError",
+    "FieldUnitError",
+    "Hardware",
+    "HardwareCatalog",
+    "HardwareFileError",
+    "HardwareNode",
+    "Memory",
+    "NotApplicableError",
+    "Scenarios",
+    "TrainingStateFitScenario",
+    "Workload",
+    "Workloads",
+    "calc_activation_memory",
+    "calc_checkpoint_memory_units",
+    "calc_low_rank_update_params",
+    "calc_transformer_decode_flops",
+    "calc_transformer_training_flops",
+    "load_hardware",
+    "ureg",
+]

@@ -1,0 +1,153 @@
+"""What both scenarios share: frozen fields, ``variant()``, and properties built from formulas.
+
+A scenario converts its inputs to base-unit magnitudes once, in
+``__post_init__``. Each derived property then runs its compiled formula on
+those magnitudes (resolving the formulas it reads, cached per instance) and
+attaches its unit once, at the end.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mlsysim_nb.errors import NotApplicableError
+from mlsysim_nb.physics import FORMULAS, QUANTITIES, SYMBOLS
+from mlsysim_nb.units import Q_, factor, unit
+
+__all__ = ["Control", "Scenario", "derived", "knob"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Control:
+    """How a live control shows a field: its range, scale, step and display unit."""
+
+    low: float
+    high: float
+    log: bool = False
+    step: float = 1
+    unit: str = ""
+    choices: tuple[tuple[str, Any], ...] = ()
+
+
+def knob(default: Any = dataclasses.MISSING, **control: Any) -> Any:
+    """A dataclass field that also declares its control (range, scale, unit)."""
+    meta = {"control": Control(**control)} if control else {}
+    if default is dataclasses.MISSING:
+        return dataclasses.field(metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+class Env:
+    """Magnitudes of one scenario, resolved and cached by name.
+
+    Inputs that are absent are stored as ``None`` with the reason in
+    ``needs``; reading one raises :class:`NotApplicableError`.
+    """
+
+    __slots__ = ("needs", "values")
+
+    def __init__(self, values: dict[str, Any], needs: Mapping[str, str]) -> None:
+        self.values = values
+        self.needs = needs
+
+    def get(self, name: str) -> Any:
+        """The magnitude of ``name``, computing it from its formula on first use."""
+        values = self.values
+        if name in values:
+            value = values[name]
+            if value is None:
+                raise NotApplicableError(name, self.needs.get(name, name))
+            return value
+        formula = FORMULAS.get(name)
+        if formula is None:
+            raise KeyError(name)
+        try:
+            value = formula.evaluate(self.get)
+        except NotApplicableError as err:
+            raise NotApplicableError(name, err.needs) from None
+        except ZeroDivisionError:
+            case = formula.case(self.get).expression
+            raise NotApplicableError(name, "a non-zero denominator", detail=f"{name} = {case} divides by zero") from None
+        values[name] = value
+        return value
+
+    def with_inputs(self, extra: Mapping[str, Any]) -> Env:
+        """A child environment for a method call: ``extra`` inputs, the same cached values."""
+        return Env({**self.values, **extra}, self.needs)
+
+
+def _wrap(name: str, value: Any, out: str) -> Any:
+    """Attach the output unit of ``name``; plain numbers stay plain (float, int, bool)."""
+    base = QUANTITIES[name].base
+    if not out:
+        if isinstance(value, np.ndarray):
+            return value
+        return value if isinstance(value, (bool, int)) else float(value)
+    scale = factor(base, out) if base != out else 1.0
+    return Q_(value * scale if scale != 1.0 else value, unit(out))
+
+
+def output_unit(name: str) -> str:
+    """The unit a property returns (``""`` for a plain number)."""
+    return FORMULAS[name].unit
+
+
+def derived(name: str, *, post: Callable[[Any], Any] | None = None) -> Any:
+    """A read-only property computing ``FORMULAS[name]``; its docstring carries the equation."""
+    formula = FORMULAS[name]
+    out = formula.unit
+
+    def fget(self: Scenario) -> Any:
+        value = self._env.get(name)
+        if post is not None:
+            value = post(value)
+        return _wrap(name, value, out)
+
+    fget.__name__ = name
+    return property(fget, doc=formula.docstring(SYMBOLS))
+
+
+class Scenario:
+    """Base of the frozen scenario dataclasses: validation hooks and ``variant()``."""
+
+    _env: Env
+    #: the formulas of this scenario's derivation, in reading order
+    FORMULA_NAMES: ClassVar[tuple[str, ...]] = ()
+
+    def variant(self, **changes: Any) -> Any:
+        """A new, fully validated scenario with ``changes`` applied; this one is untouched.
+
+        Raises
+        ------
+        TypeError
+            For a name that is not a field, listing the valid fields.
+        """
+        names = [f.name for f in dataclasses.fields(self)]  # type: ignore[arg-type]
+        unknown = sorted(set(changes) - set(names))
+        if unknown:
+            msg = (
+                f"{type(self).__name__}.variant() got unknown field(s) {', '.join(map(repr, unknown))}; "
+                f"valid fields are: {', '.join(names)}"
+            )
+            raise TypeError(msg)
+        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        """The input fields, in declaration order."""
+        return tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+
+    def inputs(self) -> dict[str, Any]:
+        """The input fields and their values."""
+        return {name: getattr(self, name) for name in self.field_names()}
+
+    def magnitude(self, name: str) -> Any:
+        """The base-unit magnitude of any input or derived quantity (bytes, seconds, counts)."""
+        return self._env.get(name)
+
+    def _set_env(self, values: dict[str, Any], needs: Mapping[str, str]) -> None:
+        object.__setattr__(self, "_env", Env(values, needs))

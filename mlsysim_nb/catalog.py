@@ -1,0 +1,281 @@
+"""``Scenarios``: the 22 named cases of the reference, under the same names and inputs.
+
+Cases are built on first use and cached. Where a training case carries saved
+activations, they are taken from the matching activation case, so the
+numbers visibly come from one another (the reference states the same values
+as literals).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from mlsysim_nb.hardware import Hardware
+from mlsysim_nb.scenarios import ActivationMemoryScenario, TrainingStateFitScenario
+from mlsysim_nb.units import Q_
+from mlsysim_nb.workloads import Workloads
+
+__all__ = ["ScenarioCatalog", "Scenarios"]
+
+Factory = Callable[["ScenarioCatalog"], Any]
+
+
+def _gpt2_train(title: str, description: str, **kw: Any) -> Factory:
+    def build(cat: ScenarioCatalog) -> TrainingStateFitScenario:
+        fields = {"bytes_per_value": 2, "optimizer_bytes_per_parameter": 8, "master_bytes_per_parameter": 4, **kw}
+        fields = {k: (v(cat) if callable(v) else v) for k, v in fields.items()}
+        return TrainingStateFitScenario(
+            name=title, description=description, workload=Workloads.GPT2_XL, hardware=Hardware.H100, **fields
+        )
+
+    return build
+
+
+def _gpt2_acts(title: str, description: str, **kw: Any) -> Factory:
+    def build(cat: ScenarioCatalog) -> ActivationMemoryScenario:
+        fields = {"micro_batch": 32, "seq_len": 1024, "precision_bytes": 2, "normalization_per_layer": Q_(10, "MB")}
+        return ActivationMemoryScenario(
+            name=title, description=description, workload=Workloads.GPT2_XL, **{**fields, **kw}
+        )
+
+    return build
+
+
+def _resnet(title: str, description: str, **kw: Any) -> Factory:
+    def build(cat: ScenarioCatalog) -> TrainingStateFitScenario:
+        fields = {"bytes_per_value": 4, "optimizer_bytes_per_parameter": 8, "hardware": Hardware.H100, **kw}
+        fields = {k: (v(cat) if callable(v) else v) for k, v in fields.items()}
+        return TrainingStateFitScenario(name=title, description=description, workload=Workloads.RESNET50, **fields)
+
+    return build
+
+
+def _llama3(title: str, description: str, **kw: Any) -> Factory:
+    def build(cat: ScenarioCatalog) -> TrainingStateFitScenario:
+        return TrainingStateFitScenario(
+            name=title,
+            description=description,
+            workload=Workloads.LLAMA3_8B,
+            hardware=Hardware.H100,
+            bytes_per_value=2,
+            optimizer_bytes_per_parameter=8,
+            master_bytes_per_parameter=4,
+            batch_size=4,
+            activations=cat.Llama3_8BBatch4Activations.per_token_activations,
+            **kw,
+        )
+
+    return build
+
+
+def _adapters(title: str, description: str, rank: int) -> Factory:
+    def build(cat: ScenarioCatalog) -> TrainingStateFitScenario:
+        return TrainingStateFitScenario(
+            name=title,
+            description=description,
+            workload=Workloads.HYPOTHETICAL_8B,
+            bytes_per_value=2,
+            optimizer_bytes_per_parameter=8,
+            master_bytes_per_parameter=4,
+            adapter_rank=rank,
+            adapted_matrices=2,
+            adapter_in_dim=4096,
+            adapter_out_dim=4096,
+        )
+
+    return build
+
+
+def _gpt3(title: str, micro_batch: int) -> Factory:
+    def build(cat: ScenarioCatalog) -> ActivationMemoryScenario:
+        return ActivationMemoryScenario(
+            name=title,
+            description="Full-context GPT-3 activations per replica, with and without recomputation.",
+            workload=Workloads.GPT3_175B,
+            micro_batch=micro_batch,
+        )
+
+    return build
+
+
+_CASES: dict[str, Factory] = {
+    # -- training state against memory
+    "Gpt2Fp32AdamOnH100": _gpt2_train(
+        "GPT-2 XL trained in FP32 with Adam, against one H100's memory",
+        "Weights, gradients and two Adam values per parameter, all FP32, before activations.",
+        bytes_per_value=4,
+        master_bytes_per_parameter=None,
+    ),
+    "Gpt2Fp32AdamBatch32OnH100": _gpt2_train(
+        "GPT-2 XL's FP32 Adam training step at batch 32 on one H100",
+        "FP32 weights, gradients and Adam moments, plus FP32 activations at batch 32.",
+        bytes_per_value=4,
+        master_bytes_per_parameter=None,
+        batch_size=32,
+        activations=lambda c: c.Gpt2XlBatch32ActivationsFp32.activations("none"),
+    ),
+    "Gpt2MixedPrecisionAdamOnH100": _gpt2_train(
+        "GPT-2 XL trained in mixed precision with Adam on one H100, batch 32",
+        "16-bit weights and gradients, an FP32 master copy, two FP32 Adam moments (16 B per parameter), "
+        "and 16-bit activations at batch 32 and 1,024 tokens.",
+        batch_size=32,
+        activations=lambda c: c.Gpt2XlBatch32Activations.activations("none"),
+    ),
+    "Gpt2MixedPrecisionFlashAttentionOnH100": _gpt2_train(
+        "GPT-2 XL in mixed precision at batch 32 on one H100, attention scores not stored",
+        "16 B per parameter of state and the per-token activations only (FlashAttention).",
+        batch_size=32,
+        activations=lambda c: c.Gpt2XlBatch32Activations.per_token_activations,
+    ),
+    "Gpt2MixedPrecisionTwoMicroBatchesOnH100": _gpt2_train(
+        "GPT-2 XL's batch of 32 as two accumulated micro-batches of 16 on one H100",
+        "Mixed precision, FlashAttention, and 16 sequences' activations resident at a time.",
+        batch_size=16,
+        activations=lambda c: c.Gpt2XlMicroBatch16Activations.per_token_activations,
+    ),
+    "Gpt2MixedPrecisionSegmentCheckpointedOnH100": _gpt2_train(
+        "GPT-2 XL's batch of 32 with segment checkpointing on one H100",
+        "Mixed precision, FlashAttention, and 8 kept segment inputs plus one rebuilt segment.",
+        batch_size=32,
+        activations=lambda c: c.Gpt2XlBatch32SegmentCheckpointed.checkpointed_activations,
+    ),
+    "Llama2_7BMixedPrecisionAdam": lambda cat: TrainingStateFitScenario(
+        name="A 7B model trained in mixed precision with Adam, against one H100",
+        description="16 B per parameter before activations, against the 2 B per parameter it serves from.",
+        workload=Workloads.LLAMA2_7B,
+        hardware=Hardware.H100,
+        bytes_per_value=2,
+        optimizer_bytes_per_parameter=8,
+        master_bytes_per_parameter=4,
+    ),
+    "Llama3_8BFullFineTuneOnH100": _llama3(
+        "Full fine-tuning of Llama 3.1 8B on one H100",
+        "Mixed-precision Adam on every parameter plus activations at batch 4 and 2,048 tokens.",
+    ),
+    "Llama3_8BLoraOnH100": _llama3(
+        "Rank-16 LoRA fine-tuning of Llama 3.1 8B on one H100",
+        "Frozen 16-bit base weights; rank-16 adapters on every query and value projection carry the "
+        "mixed-precision Adam state; the same activations.",
+        # 32 layers x (q: 16*(4096+4096) + v: 16*(4096+1024)) = 6,815,744 with GQA's narrower v projection
+        adapter_parameters=6_815_744,
+    ),
+    "Rank16AdaptersOnHypothetical8B": _adapters(
+        "Rank-16 low-rank adapters on a hypothetical 8B-parameter transformer, mixed-precision Adam",
+        "Two 4,096-by-4,096 matrices adapted in each of 32 layers; 2 B per frozen parameter, "
+        "16 B per trained parameter, before activations.",
+        16,
+    ),
+    "Rank32AdaptersOnHypothetical8B": _adapters(
+        "The same adapters at rank 32",
+        "Adapter state is linear in the rank; the frozen base is unchanged.",
+        32,
+    ),
+    "ResNet50Fp32SgdMomentum": _resnet(
+        "ResNet-50 trained in FP32 with SGD and momentum",
+        "Weights, gradients and one momentum value per parameter, all FP32, before activations.",
+        optimizer_bytes_per_parameter=4,
+        hardware=None,
+    ),
+    "ResNet50Fp32AdamBatch64": _resnet(
+        "ResNet-50 trained in FP32 with Adam at batch 64, low activation estimate",
+        "Weights, gradients, two Adam values per parameter, and 8 GB of saved activations for "
+        "224x224 images, against one H100's memory.",
+        batch_size=64,
+        activations=Q_(8, "GB"),
+    ),
+    "ResNet50Fp32AdamBatch64HighActivations": _resnet(
+        "ResNet-50 trained in FP32 with Adam at batch 64, high activation estimate",
+        "The same training state with 12 GB of saved activations.",
+        batch_size=64,
+        activations=Q_(12, "GB"),
+    ),
+    "ResNet50Fp32AdamBatch512": _resnet(
+        "ResNet-50 trained in FP32 with Adam at batch 512, low activation estimate",
+        "The batch-64 state with its saved activations scaled linearly to batch 512.",
+        batch_size=512,
+        activations=lambda c: c.ResNet50Fp32AdamBatch64.activations_at(512),
+    ),
+    # -- activation memory
+    "Gpt3ActivationsMicrobatch4": _gpt3("175B activations at four sequences per micro-batch", 4),
+    "Gpt3ActivationsMicrobatch1": _gpt3("175B activations at one sequence per micro-batch", 1),
+    "Gpt2XlBatch32Activations": _gpt2_acts(
+        "GPT-2 XL's saved activations at batch 32 and 1,024 tokens, 16-bit",
+        "Korthikanti et al. per-layer bytes with no recomputation, and the per-layer line items "
+        "(projections, feed-forward expansion, attention scores, normalization).",
+    ),
+    "Gpt2XlBatch32ActivationsFp32": _gpt2_acts(
+        "GPT-2 XL's saved activations at batch 32 and 1,024 tokens, FP32",
+        "The same tensors stored in 32 bits.",
+        precision_bytes=4,
+    ),
+    "Gpt2XlMicroBatch16Activations": _gpt2_acts(
+        "GPT-2 XL's saved activations for a micro-batch of 16 sequences of 1,024 tokens, 16-bit",
+        "Half the batch resident at a time, accumulated twice per update.",
+        micro_batch=16,
+    ),
+    "Gpt2XlBatch32SegmentCheckpointed": _gpt2_acts(
+        "GPT-2 XL's batch-32 activations, checkpointed in 8 segments of 6 layers, scores not stored",
+        "Each segment's 16-bit input is kept; the backward pass rebuilds one segment at a time.",
+        checkpoint_segments=8,
+    ),
+    "Llama3_8BBatch4Activations": lambda cat: ActivationMemoryScenario(
+        name="Llama 3.1 8B's saved activations at batch 4 and 2,048 tokens, 16-bit",
+        description="Per-token tensors only: fused attention keeps no score matrices.",
+        workload=Workloads.LLAMA3_8B,
+        micro_batch=4,
+        seq_len=2048,
+        precision_bytes=2,
+    ),
+}
+
+
+class ScenarioCatalog:
+    """Named scenarios, built on first use: ``Scenarios.Gpt2Fp32AdamOnH100``, ``Scenarios["..."]``."""
+
+    def __init__(self, cases: dict[str, Factory]) -> None:
+        self._cases = cases
+        self._built: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._built:
+            if name not in self._cases:
+                msg = f"no scenario {name!r}; known: {', '.join(self._cases)}"
+                raise KeyError(msg)
+            self._built[name] = self._cases[name](self)
+        return self._built[name]
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self[name]
+        except KeyError as err:
+            raise AttributeError(str(err)) from None
+
+    def __dir__(self) -> list[str]:
+        return [*super().__dir__(), *self._cases]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._cases)
+
+    def __len__(self) -> int:
+        return len(self._cases)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._cases
+
+    def names(self, kind: type | None = None) -> list[str]:
+        """Case names, optionally only those of one scenario class."""
+        return [n for n in self._cases if kind is None or isinstance(self[n], kind)]
+
+    def items(self) -> list[tuple[str, Any]]:
+        """``(name, scenario)`` pairs, building every case."""
+        return [(n, self[n]) for n in self._cases]
+
+    def __repr__(self) -> str:
+        return f"ScenarioCatalog({len(self)} scenarios: {', '.join(self._cases)})"
+
+
+#: The named cases.
+Scenarios = ScenarioCatalog(_CASES)

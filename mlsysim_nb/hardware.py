@@ -1,0 +1,222 @@
+"""Accelerators: frozen records loaded from one TOML file per vendor in ``hardware/``."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from mlsysim_nb.errors import FieldError, HardwareFileError
+from mlsysim_nb.fields import check_quantity
+
+__all__ = ["Hardware", "HardwareCatalog", "HardwareNode", "Memory", "load_hardware"]
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A device's memory: ``capacity`` (information) and ``bandwidth`` (information per time)."""
+
+    capacity: Any
+    bandwidth: Any
+
+    def __post_init__(self) -> None:
+        capacity, _ = check_quantity("Memory", "capacity", self.capacity, "byte")
+        bandwidth, _ = check_quantity("Memory", "bandwidth", self.bandwidth, "byte/second", plain_unit="byte/second")
+        object.__setattr__(self, "capacity", capacity)
+        object.__setattr__(self, "bandwidth", bandwidth)
+
+
+@dataclass(frozen=True, kw_only=True)
+class HardwareNode:
+    """One accelerator, as its datasheet describes it.
+
+    >>> from mlsysim_nb.units import Q_
+    >>> h = HardwareNode(name="My GPU", memory=Memory(Q_(24, "GB"), Q_(1, "TB/s")))
+    >>> h.memory.capacity
+    <Quantity(24, 'gigabyte')>
+    """
+
+    name: str
+    memory: Memory
+    peak_flops: Any = None
+    vendor: str = ""
+    key: str = ""
+    release_year: int | None = None
+    source: str = field(default="", compare=False)
+    note: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise FieldError("HardwareNode", "name", f"must be a non-empty string, got {self.name!r}")
+        if not isinstance(self.memory, Memory):
+            raise FieldError("HardwareNode", "memory", f"must be a Memory(capacity, bandwidth), got {self.memory!r}")
+        flops, _ = check_quantity("HardwareNode", "peak_flops", self.peak_flops, "FLOP/second", optional=True)
+        object.__setattr__(self, "peak_flops", flops)
+
+    def __repr__(self) -> str:
+        mem = self.memory
+        return f"HardwareNode({self.name!r}, capacity={mem.capacity:~P}, bandwidth={mem.bandwidth:~P})"
+
+
+_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+_KNOWN = {"name", "memory_capacity", "memory_bandwidth", "peak_flops", "source", "release_year", "note", "vendor"}
+_REQUIRED = ("name", "memory_capacity", "memory_bandwidth", "source")
+
+
+def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:
+    if not isinstance(table, dict):
+        raise HardwareFileError(path, "each accelerator must be a [table]", entry=key)
+    if not _KEY.match(key):
+        raise HardwareFileError(path, "an entry key must be letters, digits and underscores", entry=key)
+    for name in table:
+        if name not in _KNOWN:
+            raise HardwareFileError(path, f"unknown key; known keys are {sorted(_KNOWN)}", entry=key, key=name)
+    for name in _REQUIRED:
+        if name not in table:
+            raise HardwareFileError(path, "is required", entry=key, key=name)
+    for name in ("name", "source", "note", "vendor"):
+        if name in table and not isinstance(table[name], str):
+            raise HardwareFileError(path, f"must be a string, got {table[name]!r}", entry=key, key=name)
+    if not re.match(r"^https?://\S+$", table["source"]):
+        raise HardwareFileError(path, "must be an http(s) URL of the datasheet", entry=key, key="source")
+    year = table.get("release_year")
+    if year is not None and (not isinstance(year, int) or isinstance(year, bool) or not 1990 <= year <= 2100):
+        raise HardwareFileError(path, f"must be a year such as 2024, got {year!r}", entry=key, key="release_year")
+    values = {}
+    for name, base in [
+        ("memory_capacity", "byte"),
+        ("memory_bandwidth", "byte/second"),
+        ("peak_flops", "FLOP/second"),
+    ]:
+        raw = table.get(name)
+        if raw is None:
+            continue
+        if not isinstance(raw, str):
+            raise HardwareFileError(path, f"must be a string with its unit, like \"80 GB\", got {raw!r}", key, name)
+        try:
+            values[name], _ = check_quantity("hardware", name, raw, base)
+        except FieldError as err:
+            raise HardwareFileError(path, err.reason, entry=key, key=name) from None
+    return HardwareNode(
+        name=table["name"],
+        memory=Memory(values["memory_capacity"], values["memory_bandwidth"]),
+        peak_flops=values.get("peak_flops"),
+        vendor=table.get("vendor", vendor),
+        key=key,
+        release_year=year,
+        source=table["source"],
+        note=table.get("note", ""),
+    )
+
+
+def load_hardware(path: str | Path) -> dict[str, HardwareNode]:
+    """Read one hardware TOML file into ``{key: HardwareNode}``.
+
+    Raises
+    ------
+    HardwareFileError
+        For unreadable TOML, a missing or unknown key, a number without a unit
+        or of the wrong dimension, or a source that is not a URL; the message
+        names the file, the entry and the key.
+    """
+    path = Path(path)
+    label = str(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise HardwareFileError(label, f"cannot be read ({err.strerror})") from None
+    except tomllib.TOMLDecodeError as err:
+        raise HardwareFileError(label, f"is not valid TOML ({err})") from None
+    vendor = data.pop("vendor", "")
+    if not isinstance(vendor, str):
+        raise HardwareFileError(label, "must be a string", key="vendor")
+    if not data:
+        raise HardwareFileError(label, "holds no accelerator tables")
+    return {key: _entry(label, key, table, vendor) for key, table in data.items()}
+
+
+def _data_dir() -> Path:
+    """The shipped catalog: inside the wheel, or ``hardware/`` beside a source checkout."""
+    packaged = resources.files("mlsysim_nb") / "hardware"
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parent.parent / "hardware"
+
+
+class HardwareCatalog:
+    """Every accelerator in a set of TOML files, by key: ``Hardware.H100``, ``Hardware["H100"]``.
+
+    The shipped catalog loads on first use; add your own file with :meth:`add_file`.
+    """
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self._directory = directory
+        self._nodes: dict[str, HardwareNode] | None = None
+
+    def _load(self) -> dict[str, HardwareNode]:
+        if self._nodes is None:
+            nodes: dict[str, HardwareNode] = {}
+            for path in sorted((self._directory or _data_dir()).glob("*.toml")):
+                nodes.update(load_hardware(path))
+            self._nodes = nodes
+        return self._nodes
+
+    def add_file(self, path: str | Path) -> list[str]:
+        """Load a user's TOML file into this catalog; returns the keys it added."""
+        new = load_hardware(path)
+        self._load().update(new)
+        return list(new)
+
+    def add(self, key: str, node: HardwareNode) -> None:
+        """Add one node under ``key``."""
+        if not _KEY.match(key):
+            raise FieldError("HardwareCatalog", "key", f"must be letters, digits and underscores, got {key!r}")
+        self._load()[key] = node
+
+    def __getitem__(self, key: str) -> HardwareNode:
+        try:
+            return self._load()[key]
+        except KeyError:
+            msg = f"no accelerator {key!r}; known: {', '.join(self._load())}"
+            raise KeyError(msg) from None
+
+    def __getattr__(self, key: str) -> HardwareNode:
+        if key.startswith("_"):
+            raise AttributeError(key)
+        try:
+            return self[key]
+        except KeyError as err:
+            raise AttributeError(str(err)) from None
+
+    def __dir__(self) -> list[str]:
+        return [*super().__dir__(), *self._load()]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._load())
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._load()
+
+    def items(self) -> list[tuple[str, HardwareNode]]:
+        """``(key, node)`` pairs in catalog order."""
+        return list(self._load().items())
+
+    def __repr__(self) -> str:
+        return f"HardwareCatalog({len(self)} accelerators: {', '.join(self._load())})"
+
+
+@lru_cache(maxsize=1)
+def _catalog() -> HardwareCatalog:
+    return HardwareCatalog()
+
+
+#: The shipped catalog.
+Hardware = _catalog()

@@ -1,0 +1,410 @@
+"""The two scenarios of the seeds, as frozen dataclasses whose properties come from formulas."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mlsysim_nb.base import Scenario, derived, knob
+from mlsysim_nb.errors import FieldError, NotApplicableError
+from mlsysim_nb.fields import check_count, check_number, check_quantity
+from mlsysim_nb.hardware import HardwareNode
+from mlsysim_nb.physics import _CONSTANTS, ACTIVATION_NAMES, STRATEGIES, TRAINING_NAMES
+from mlsysim_nb.workloads import Workload
+
+__all__ = ["ActivationMemoryScenario", "TrainingStateFitScenario"]
+
+_VALUE_WIDTHS = (("FP32 (4 B)", 4), ("BF16/FP16 (2 B)", 2), ("FP8 (1 B)", 1))
+_OPTIMIZERS = (("Adam/AdamW (8 B)", 8), ("SGD + momentum (4 B)", 4), ("8-bit Adam (2 B)", 2), ("plain SGD (0 B)", 0))
+
+_NEEDS_HARDWARE = "hardware (this scenario has hardware=None)"
+_NEEDS_ACTIVATIONS = "activations and batch_size"
+_NEEDS_ADAPTERS = "adapters (adapter_parameters, or adapter_rank with adapted_matrices, adapter_in_dim, adapter_out_dim)"
+
+
+def _check_text(owner: str, field: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise FieldError(owner, field, f"must be a string, got {value!r}")
+    return value
+
+
+def _check_workload(owner: str, value: Any) -> Workload:
+    if not isinstance(value, Workload):
+        raise FieldError(owner, "workload", f"must be a Workload, got {type(value).__name__}")
+    return value
+
+
+def _is_array(value: Any) -> bool:
+    return isinstance(value, np.ndarray) and value.ndim > 0
+
+
+@dataclass(frozen=True, kw_only=True, repr=False)
+class TrainingStateFitScenario(Scenario):
+    """Weights, gradients and optimizer state of ``workload`` at one precision, against ``hardware``'s memory.
+
+    ``bytes_per_value`` stores each weight and gradient; the optimizer keeps
+    ``optimizer_bytes_per_parameter`` (two FP32 values for Adam, one for SGD
+    with momentum). An optional master copy adds ``master_bytes_per_parameter``.
+    In adapter mode (``adapter_parameters``, or ``adapter_rank`` with the
+    adapter shape) the base weights stay frozen and only the adapters carry
+    gradients, master copy and optimizer state. Saved activations are an input
+    (``activations`` at ``batch_size``), so parameter-state fit (``fits``) and
+    total training fit (``training_capacity_multiple``) are different questions.
+
+    Assumptions: bytes per value and state and the activation budget are
+    supplied; activation storage scales linearly with batch.
+    Excludes: runtime workspaces, allocator reserve, optimizer-specific extra
+    temporaries, and capacity safety margins.
+
+    Examples
+    --------
+    >>> from mlsysim_nb import Scenarios
+    >>> s = Scenarios.Gpt2Fp32AdamOnH100
+    >>> s.weights.to("byte").magnitude > 0
+    True
+    >>> s.total.to("GB"), round(s.capacity_share, 3), s.fits
+    (<Quantity(24.0, 'gigabyte')>, 0.279, True)
+    """
+
+    workload: Workload
+    hardware: HardwareNode | None = None
+    bytes_per_value: Any = knob(choices=_VALUE_WIDTHS, low=1, high=4, unit="B")
+    optimizer_bytes_per_parameter: Any = knob(choices=_OPTIMIZERS, low=0, high=8, unit="B")
+    batch_size: int | None = knob(None, low=1, high=4096, log=True)
+    activations: Any = None
+    master_bytes_per_parameter: Any = knob(None, low=0, high=4, unit="B")
+    adapter_parameters: int | None = None
+    adapter_rank: int | None = knob(None, low=1, high=1024, log=True)
+    adapted_matrices: int | None = knob(None, low=1, high=8)
+    adapter_in_dim: int | None = None
+    adapter_out_dim: int | None = None
+    name: str = dataclasses.field(default="", compare=False)
+    description: str = dataclasses.field(default="", compare=False)
+
+    FORMULA_NAMES: ClassVar[tuple[str, ...]] = TRAINING_NAMES
+
+    def __post_init__(self) -> None:
+        o = type(self).__name__
+        _check_text(o, "name", self.name)
+        _check_text(o, "description", self.description)
+        workload = _check_workload(o, self.workload)
+        if self.hardware is not None and not isinstance(self.hardware, HardwareNode):
+            raise FieldError(o, "hardware", f"must be a HardwareNode or None, got {type(self.hardware).__name__}")
+        setf = object.__setattr__
+        params = float(workload.parameters.magnitude)
+        env: dict[str, Any] = {"parameters": params, "layers": workload.layers}
+        for name, positive, optional in [
+            ("bytes_per_value", True, False),
+            ("optimizer_bytes_per_parameter", False, False),
+            ("master_bytes_per_parameter", True, True),
+        ]:
+            stored, env[name] = check_quantity(o, name, getattr(self, name), "byte", positive=positive, optional=optional)
+            setf(self, name, stored)
+        env["has_master"] = self.master_bytes_per_parameter is not None
+        if env["master_bytes_per_parameter"] is None:
+            env["master_bytes_per_parameter"] = 0
+        self._check_batch(o, env)
+        self._check_adapters(o, env, params)
+        if self.hardware is None:
+            env["capacity"] = env["bandwidth"] = None
+        else:
+            env["capacity"] = float(self.hardware.memory.capacity.m_as("byte"))
+            env["bandwidth"] = float(self.hardware.memory.bandwidth.m_as("byte/second"))
+        needs = {
+            "capacity": _NEEDS_HARDWARE,
+            "bandwidth": _NEEDS_HARDWARE,
+            "activations": _NEEDS_ACTIVATIONS,
+            "batch_size": _NEEDS_ACTIVATIONS,
+            "adapter_count": _NEEDS_ADAPTERS,
+            "layers": f"workload.layers ({workload.name} has none)",
+        }
+        self._set_env(env, needs)
+
+    def _check_batch(self, o: str, env: dict[str, Any]) -> None:
+        batch = check_count(o, "batch_size", self.batch_size, optional=True)
+        object.__setattr__(self, "batch_size", batch)
+        stored, env["activations"] = check_quantity(o, "activations", self.activations, "byte", positive=False, optional=True)
+        object.__setattr__(self, "activations", stored)
+        if (batch is None) != (stored is None):
+            given, missing = ("activations", "batch_size") if batch is None else ("batch_size", "activations")
+            raise FieldError(o, missing, f"is required when {given} is given (activations are stated at a batch size)")
+        env["batch_size"] = batch
+
+    def _check_adapters(self, o: str, env: dict[str, Any], params: float) -> None:
+        setf = object.__setattr__
+        stated = check_count(o, "adapter_parameters", self.adapter_parameters, minimum=0, optional=True)
+        setf(self, "adapter_parameters", stated)
+        shape = {}
+        for name in ("adapter_rank", "adapted_matrices", "adapter_in_dim", "adapter_out_dim"):
+            shape[name] = check_count(o, name, getattr(self, name), optional=True)
+            setf(self, name, shape[name])
+        given = [k for k, v in shape.items() if v is not None]
+        if stated is not None and given:
+            msg = f"give adapter_parameters or the adapter shape ({', '.join(given)}), not both"
+            raise FieldError(o, "adapter_parameters", msg)
+        if given and shape["adapter_rank"] is None:
+            raise FieldError(o, "adapter_rank", f"is required when {', '.join(given)} is given")
+        if shape["adapter_rank"] is not None:
+            for name in ("adapted_matrices", "adapter_in_dim", "adapter_out_dim"):
+                if shape[name] is None:
+                    raise FieldError(o, name, "is required with adapter_rank (the adapter shape is given as a whole)")
+            if self.workload.layers is None:
+                raise FieldError(o, "adapter_rank", f"needs workload.layers, which {self.workload.name} does not give")
+        env.update(shape)
+        env["adapter_parameters"] = stated
+        env["adapter_stated"] = stated is not None
+        env["adapter_mode"] = stated is not None or shape["adapter_rank"] is not None
+        if not env["adapter_mode"]:
+            env["adapter_count"] = None
+            return
+        count = stated if stated is not None else self._shape_count(shape)
+        bad = np.any(np.asarray(count) > params)
+        if bad:
+            field = "adapter_parameters" if stated is not None else "adapter_rank"
+            msg = f"gives {np.max(count)} adapter parameters, more than the model's {params:.6g}"
+            raise FieldError(o, field, msg)
+
+    def _shape_count(self, shape: dict[str, Any]) -> Any:
+        assert self.workload.layers is not None
+        r, m = shape["adapter_rank"], shape["adapted_matrices"]
+        return self.workload.layers * m * r * (shape["adapter_in_dim"] + shape["adapter_out_dim"])
+
+    # -- the seed's properties, each from its formula ---------------------------------
+    weights = derived("weights")
+    gradients = derived("gradients")
+    optimizer_state = derived("optimizer_state")
+    optimizer_values_per_parameter = derived("optimizer_values_per_parameter")
+    master_weights = derived("master_weights")
+    bytes_per_trained_parameter = derived("bytes_per_trained_parameter")
+    adapter_state = derived("adapter_state")
+    adapter_weights = derived("adapter_weights")
+    adapter_gradients = derived("adapter_gradients")
+    adapter_master = derived("adapter_master")
+    adapter_optimizer_state = derived("adapter_optimizer_state")
+    adapter_fraction = derived("adapter_fraction")
+    full_state = derived("full_state")
+    adapter_saved = derived("adapter_saved")
+    adapter_reduction = derived("adapter_reduction")
+    adapter_kept_share = derived("adapter_kept_share")
+    frozen_share = derived("frozen_share")
+    adapter_reduction_ceiling = derived("adapter_reduction_ceiling")
+    total = derived("total")
+    copies = derived("copies")
+    training_total = derived("training_total")
+    training_copies = derived("training_copies")
+    capacity_share = derived("capacity_share")
+    training_capacity_multiple = derived("training_capacity_multiple")
+    resident_batch_limit = derived("resident_batch_limit")
+    max_resident_batch = derived("max_resident_batch", post=lambda v: v.astype(np.int64) if _is_array(v) else v)
+    checkpoint = derived("checkpoint")
+    updated_bytes_per_parameter = derived("updated_bytes_per_parameter")
+    update_bytes_per_parameter = derived("update_bytes_per_parameter")
+    update_traffic = derived("update_traffic")
+    update_time = derived("update_time")
+
+    @property
+    def adapter_mode(self) -> bool:
+        """True when adapters are configured (the base weights are then frozen)."""
+        return bool(self._env.values["adapter_mode"])
+
+    @property
+    def adapter_count(self) -> Any:
+        """Trainable adapter parameters, stated or from the adapter shape; ``None`` without adapters.
+
+        Equation: ``N_ad = N_stated`` when ``adapter_parameters`` is given, else
+        ``N_ad = L · m · r · (d_in + d_out)``.
+        """
+        if not self.adapter_mode:
+            return None
+        value = self._env.get("adapter_count")
+        return value if _is_array(value) else int(value)
+
+    @property
+    def fits(self) -> Any:
+        """Whether the parameter state alone fits the device; ``False`` when no hardware is supplied.
+
+        Equation: ``fits = M_state ≤ C_mem`` (and a hardware is given).
+        """
+        if self.hardware is None:
+            return False
+        value = self._env.get("fits")
+        return value if _is_array(value) else bool(value)
+
+    def activations_at(self, batch_size: int) -> Any:
+        """Saved activations at another batch size, scaled linearly from ``activations``.
+
+        Equation: ``M_act,B′ = M_act · B′ / B``.
+        """
+        o = f"{type(self).__name__}.activations_at"
+        at = check_count(o, "batch_size", batch_size)
+        if self.activations is None:
+            raise NotApplicableError("activations_at", _NEEDS_ACTIVATIONS)
+        from mlsysim_nb.base import _wrap
+
+        return _wrap("activations_at", self._env.with_inputs({"at_batch_size": at}).get("activations_at"), "byte")
+
+    def checkpoint_write_time(self, bandwidth: Any) -> Any:
+        """Seconds to write ``checkpoint`` at ``bandwidth`` (a quantity such as ``Q_(2, "GB/s")``).
+
+        Equation: ``t_ckpt = M_ckpt / BW_write``.
+        """
+        o = f"{type(self).__name__}.checkpoint_write_time"
+        _, rate = check_quantity(o, "bandwidth", bandwidth, "byte/second", allow_plain=False)
+        from mlsysim_nb.base import _wrap
+
+        env = self._env.with_inputs({"write_bandwidth": rate})
+        return _wrap("checkpoint_write_time", env.get("checkpoint_write_time"), "second")
+
+    def __repr__(self) -> str:
+        from mlsysim_nb.summary import summary_line
+
+        return f"<{type(self).__name__}: {summary_line(self)}>"
+
+
+@dataclass(frozen=True, kw_only=True, repr=False)
+class ActivationMemoryScenario(Scenario):
+    """Activation memory of ``workload`` at a micro-batch, under each recomputation strategy.
+
+    Korthikanti et al. (2022): per layer, ``s·b·h·(34 + 5·a·s/h)`` bytes at
+    16 bits with nothing recomputed; the attention scores (the ``5·a·s/h``
+    term) are dropped by selective recomputation, and full recomputation keeps
+    only each layer's input. Checkpoint segments keep ``k`` segment inputs and
+    rebuild one segment at a time.
+
+    Assumptions: transformer layers share geometry. Aggregate Korthikanti-style
+    coefficients and explicit tensor line items are separate approximations;
+    segment sizes use integer division.
+    Excludes: allocator reserves, runtime workspaces, unequal layer shapes, and
+    leftover segment layers are absent from the simple segment estimate.
+
+    Examples
+    --------
+    >>> from mlsysim_nb import Scenarios
+    >>> case = Scenarios.Gpt3ActivationsMicrobatch4
+    >>> round(case.sequence, 4)
+    2048
+    """
+
+    workload: Workload
+    micro_batch: int = knob(low=1, high=1024, log=True)
+    seq_len: int | None = knob(None, low=128, high=131072, log=True)
+    precision_bytes: float = knob(2, choices=_VALUE_WIDTHS, low=1, high=4, unit="B")
+    normalization_per_layer: Any = None
+    ffn_multiple: int = knob(4, low=1, high=8)
+    checkpoint_segments: int | None = knob(None, low=1, high=128, log=True)
+    name: str = dataclasses.field(default="", compare=False)
+    description: str = dataclasses.field(default="", compare=False)
+
+    FORMULA_NAMES: ClassVar[tuple[str, ...]] = ACTIVATION_NAMES
+
+    def __post_init__(self) -> None:
+        o = type(self).__name__
+        _check_text(o, "name", self.name)
+        _check_text(o, "description", self.description)
+        w = _check_workload(o, self.workload)
+        missing = [k for k in ("layers", "hidden_dim") if getattr(w, k) is None]
+        if missing:
+            msg = f"the activation model needs a transformer's {' and '.join(missing)}; {w.name} has none"
+            raise FieldError(o, "workload", msg)
+        setf = object.__setattr__
+        micro = check_count(o, "micro_batch", self.micro_batch)
+        seq = check_count(o, "seq_len", self.seq_len, optional=True)
+        if seq is None and w.context_length is None:
+            raise FieldError(o, "seq_len", f"is required: {w.name} gives no context_length to fall back on")
+        precision = self.precision_bytes
+        if isinstance(precision, str) or hasattr(precision, "units"):
+            _, precision = check_quantity(o, "precision_bytes", precision, "byte")
+        precision = check_number(o, "precision_bytes", precision)
+        norm, norm_bytes = check_quantity(
+            o, "normalization_per_layer", self.normalization_per_layer, "byte", positive=False, optional=True
+        )
+        ffn = check_count(o, "ffn_multiple", self.ffn_multiple)
+        segments = check_count(o, "checkpoint_segments", self.checkpoint_segments, optional=True, maximum=w.layers)
+        for name, value in [
+            ("micro_batch", micro),
+            ("seq_len", seq),
+            ("precision_bytes", precision),
+            ("normalization_per_layer", norm),
+            ("ffn_multiple", ffn),
+            ("checkpoint_segments", segments),
+        ]:
+            setf(self, name, value)
+        env: dict[str, Any] = {
+            **_CONSTANTS,
+            "parameters": float(w.parameters.magnitude),
+            "tokens": 1,
+            "layers": w.layers,
+            "hidden_dim": w.hidden_dim,
+            "heads": w.heads,
+            "context_length": w.context_length,
+            "seq_len": seq,
+            "seq_given": seq is not None,
+            "micro_batch": micro,
+            "precision_bytes": precision,
+            "normalization_per_layer": 0 if norm_bytes is None else norm_bytes,
+            "ffn_multiple": ffn,
+            "checkpoint_segments": segments,
+        }
+        needs = {
+            "heads": f"workload.heads to size the attention scores ({w.name} gives none)",
+            "checkpoint_segments": "checkpoint_segments (this scenario has none)",
+        }
+        self._set_env(env, needs)
+
+    sequence = derived("sequence")
+    per_token_bytes_coefficient = derived("per_token_bytes_coefficient")
+    score_bytes_coefficient = derived("score_bytes_coefficient")
+    score_share = derived("score_share")
+    per_token_activations = derived("per_token_activations")
+    per_sequence_activations = derived("per_sequence_activations")
+    score_activations = derived("score_activations")
+    segment_layers = derived("segment_layers")
+    segment_input = derived("segment_input")
+    segment_inputs = derived("segment_inputs")
+    live_segment = derived("live_segment")
+    checkpointed_activations = derived("checkpointed_activations")
+    projection_activations_per_layer = derived("projection_activations_per_layer")
+    ffn_activations_per_layer = derived("ffn_activations_per_layer")
+    score_activations_per_layer = derived("score_activations_per_layer")
+    line_items_per_layer = derived("line_items_per_layer")
+    line_items_total = derived("line_items_total")
+    forward_equivalents = derived("forward_equivalents")
+    recompute_overhead = derived("recompute_overhead")
+    recompute_forward_equivalents = derived("recompute_forward_equivalents")
+
+    def activations(self, strategy: str) -> Any:
+        """Activation footprint under a recomputation strategy: ``"none"``, ``"selective"`` or ``"full"``.
+
+        Equations (per layer, scaled by ``p/2`` from the paper's 16 bits)::
+
+            none:      M = L · s · b · h · (κ_tok + κ_score)
+            selective: M = L · s · b · h · κ_tok
+            full:      M = L · s · b · h · p
+
+        Raises
+        ------
+        ValueError
+            For an unknown strategy, listing the valid ones.
+        """
+        if strategy not in STRATEGIES:
+            msg = f"unknown activation strategy {strategy!r}; valid strategies are {', '.join(map(repr, STRATEGIES))}"
+            raise ValueError(msg)
+        from mlsysim_nb.base import _wrap
+
+        name = f"activations_{strategy}"
+        return _wrap(name, self._env.get(name), "byte")
+
+    def checkpoint_memory_units(self, checkpoints: int) -> Any:
+        """Activation memory with ``checkpoints`` evenly spaced checkpoints, in layers: ``k + L/k``."""
+        o = f"{type(self).__name__}.checkpoint_memory_units"
+        k = check_count(o, "checkpoints", checkpoints, maximum=self.workload.layers)
+        value = self._env.with_inputs({"checkpoints": k}).get("checkpoint_memory_units")
+        return value if _is_array(value) else float(value)
+
+    def __repr__(self) -> str:
+        from mlsysim_nb.summary import summary_line
+
+        return f"<{type(self).__name__}: {summary_line(self)}>"

@@ -1,0 +1,62 @@
+"""The package's one pint registry.
+
+Every quantity in mlsysim_nb comes from this registry; never create another
+``UnitRegistry`` (pint refuses to mix quantities from two registries).
+
+>>> from mlsysim_nb.units import Q_
+>>> Q_(80, "GiB").to("GB")
+<Quantity(85.899345920000..., 'gigabyte')>
+
+Bytes have a real ``[information]`` dimension, so a bare number cannot be
+added to them:
+
+>>> Q_(2, "GB") + 3
+Traceback (most recent call last):
+...
+pint.errors.DimensionalityError: Cannot convert from 'gigabyte' ([information]) to 'dimensionless' (dimensionless)
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import pint
+
+__all__ = ["Q_", "Quantity", "Unit", "factor", "ureg"]
+
+_DEFINITIONS = resources.files("mlsysim_nb") / "units.txt"
+
+with resources.as_file(_DEFINITIONS) as _path:
+    ureg: pint.UnitRegistry = pint.UnitRegistry(
+        str(_path), autoconvert_offset_to_baseunit=True, cache_folder=None
+    )
+ureg.formatter.default_format = "~P"
+
+Q_ = ureg.Quantity
+Quantity = ureg.Quantity
+Unit = ureg.Unit
+
+
+@lru_cache(maxsize=256)
+def unit(name: str) -> Any:
+    """Return the parsed :class:`pint.Unit` for ``name`` (cached)."""
+    return ureg.Unit(name)
+
+
+@lru_cache(maxsize=256)
+def factor(source: Any, target: str) -> float:
+    """Multiplier that converts a magnitude in ``source`` units to ``target``.
+
+    Raises :class:`pint.DimensionalityError` when the two differ in dimension.
+    Cached, so the costly pint conversion runs once per pair of units.
+    """
+    return float(ureg.Quantity(1.0, source).m_as(target))
+
+
+@lru_cache(maxsize=256)
+def dimensionality(source: Any) -> str:
+    """The dimensionality of a unit, as a string such as ``[information]``."""
+    dims = ureg.Unit(source).dimensionality
+    return str(dims) if dims else "dimensionless"

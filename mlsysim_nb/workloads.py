@@ -1,0 +1,146 @@
+"""Workloads: a model's parameter count and, for transformers, its geometry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from mlsysim_nb.fields import check_count
+from mlsysim_nb.units import Q_, ureg
+
+__all__ = ["Workload", "Workloads"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Workload:
+    """A model to train: its parameter count and, for a transformer, its shape.
+
+    Parameters
+    ----------
+    name
+        How the model is called in tables and derivations.
+    parameters
+        Parameter count: an int, or a dimensionless quantity (``count``/``param``).
+    layers, hidden_dim, heads, context_length
+        Transformer geometry the activation model reads; each optional, so a
+        CNN such as ResNet-50 is a workload too.
+    kv_heads
+        Key/value heads under grouped-query attention (at most ``heads``).
+    source
+        Where the numbers come from.
+
+    >>> Workload(name="tiny", parameters=1_000_000, layers=2).parameters
+    <Quantity(1000000, 'count')>
+    """
+
+    name: str
+    parameters: Any
+    layers: int | None = None
+    hidden_dim: int | None = None
+    heads: int | None = None
+    kv_heads: int | None = None
+    context_length: int | None = None
+    source: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        owner = "Workload"
+        if not isinstance(self.name, str) or not self.name:
+            from mlsysim_nb.errors import FieldError
+
+            raise FieldError(owner, "name", f"must be a non-empty string, got {self.name!r}")
+        count = check_count(owner, "parameters", self.parameters)
+        object.__setattr__(self, "parameters", Q_(count, "count"))
+        for name in ("layers", "hidden_dim", "heads", "kv_heads", "context_length"):
+            value = check_count(owner, name, getattr(self, name), optional=True)
+            object.__setattr__(self, name, value)
+        if self.kv_heads is not None:
+            if self.heads is None:
+                from mlsysim_nb.errors import FieldError
+
+                raise FieldError(owner, "kv_heads", "needs heads to be given as well")
+            check_count(owner, "kv_heads", self.kv_heads, maximum=self.heads)
+
+    @property
+    def is_transformer(self) -> bool:
+        """True when the geometry the activation model reads is known."""
+        return self.layers is not None and self.hidden_dim is not None
+
+    def __repr__(self) -> str:
+        count = self.parameters.to("count").magnitude
+        shape = ", ".join(
+            f"{k}={getattr(self, k)}"
+            for k in ("layers", "hidden_dim", "heads", "kv_heads", "context_length")
+            if getattr(self, k) is not None
+        )
+        return f"Workload({self.name!r}, parameters={count:.4g}" + (f", {shape})" if shape else ")")
+
+
+def _w(**kwargs: Any) -> Workload:
+    return Workload(**kwargs)
+
+
+class Workloads:
+    """The workloads the named scenarios use, with the reference's numbers.
+
+    >>> Workloads.GPT2_XL.layers
+    48
+    """
+
+    GPT2_XL = _w(
+        name="GPT-2 XL (1.5B)",
+        parameters=1_500_000_000,
+        layers=48,
+        hidden_dim=1600,
+        heads=25,
+        context_length=1024,
+        source="Radford et al. (2019), Language Models are Unsupervised Multitask Learners, Table 2",
+    )
+    GPT3_175B = _w(
+        name="GPT-3 (175B)",
+        parameters=175_000_000_000,
+        layers=96,
+        hidden_dim=12288,
+        heads=96,
+        context_length=2048,
+        source="Brown et al. (2020), Language Models are Few-Shot Learners, Table 2.1",
+    )
+    LLAMA3_8B = _w(
+        name="Llama 3.1 8B",
+        parameters=8_030_000_000,
+        layers=32,
+        hidden_dim=4096,
+        heads=32,
+        kv_heads=8,
+        context_length=131072,
+        source="Llama Team (2024), The Llama 3 Herd of Models, Table 3",
+    )
+    LLAMA2_7B = _w(
+        name="Llama 2 7B",
+        parameters=7_000_000_000,
+        layers=32,
+        hidden_dim=4096,
+        heads=32,
+        context_length=4096,
+        source="Touvron et al. (2023), Llama 2: Open Foundation and Fine-Tuned Chat Models, Table 1",
+    )
+    RESNET50 = _w(
+        name="ResNet-50",
+        parameters=25_557_032,
+        layers=50,
+        source="He et al. (2016); exact count from torchvision.models.resnet50 (1000-class head)",
+    )
+    HYPOTHETICAL_8B = _w(
+        name="Hypothetical 8B transformer",
+        parameters=8_000_000_000,
+        layers=32,
+        hidden_dim=4096,
+        source="A round-number model for adapter arithmetic; no attention heads given",
+    )
+
+    @classmethod
+    def all(cls) -> dict[str, Workload]:
+        """Every catalog workload by its attribute name."""
+        return {k: v for k, v in vars(cls).items() if isinstance(v, Workload)}
+
+
+_ = ureg  # the registry is imported so Q_ quantities share it

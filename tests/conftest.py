@@ -1,0 +1,16 @@
+"""Shared test set-up: hypothesis profiles, a headless matplotlib backend."""
+
+from __future__ import annotations
+
+import os
+
+import matplotlib
+from hypothesis import HealthCheck, settings
+
+matplotlib.use("Agg")
+
+settings.register_profile("dev", max_examples=60, deadline=None)
+settings.register_profile(
+    "ci", max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))

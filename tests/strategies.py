@@ -1,0 +1,76 @@
+"""Hypothesis strategies for valid scenarios; extend them with every new field (attrs' habit)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from mlsysim_nb import ActivationMemoryScenario, Hardware, Q_, TrainingStateFitScenario, Workload
+
+counts = st.integers(min_value=1, max_value=10**6)
+
+
+@st.composite
+def transformers(draw: Any) -> Workload:
+    """A transformer workload with consistent geometry."""
+    heads = draw(st.integers(1, 128))
+    head_dim = draw(st.sampled_from([32, 64, 80, 128]))
+    return Workload(
+        name="hypothesis transformer",
+        parameters=draw(st.integers(10**6, 10**12)),
+        layers=draw(st.integers(1, 128)),
+        hidden_dim=heads * head_dim,
+        heads=heads,
+        context_length=draw(st.integers(1, 2**17)),
+    )
+
+
+@st.composite
+def training_scenarios(draw: Any, adapters: bool | None = None) -> TrainingStateFitScenario:
+    """A valid TrainingStateFitScenario, with or without hardware, activations and adapters."""
+    workload = draw(transformers())
+    params = int(workload.parameters.magnitude)
+    kw: dict[str, Any] = {
+        "workload": workload,
+        "hardware": draw(st.one_of(st.none(), st.sampled_from([Hardware[k] for k in Hardware]))),
+        "bytes_per_value": draw(st.sampled_from([1, 2, 4])),
+        "optimizer_bytes_per_parameter": draw(st.sampled_from([0, 2, 4, 8, 12])),
+        "master_bytes_per_parameter": draw(st.sampled_from([None, 2, 4])),
+    }
+    if draw(st.booleans()):
+        kw["batch_size"] = draw(st.integers(1, 4096))
+        kw["activations"] = Q_(draw(st.floats(0, 1e13, allow_nan=False)), "byte")
+    use_adapters = draw(st.booleans()) if adapters is None else adapters
+    if use_adapters:
+        if draw(st.booleans()):
+            kw["adapter_parameters"] = draw(st.integers(0, params))
+        else:
+            rank = draw(st.integers(1, 64))
+            matrices = draw(st.integers(1, 4))
+            d = workload.hidden_dim
+            assert d is not None and workload.layers is not None
+            budget = params // (workload.layers * matrices * rank)
+            if budget < 2:
+                kw["adapter_parameters"] = draw(st.integers(0, params))
+            else:
+                d_in = draw(st.integers(1, max(1, min(d, budget - 1))))
+                d_out = draw(st.integers(1, max(1, min(d, budget - d_in))))
+                kw.update(adapter_rank=rank, adapted_matrices=matrices, adapter_in_dim=d_in, adapter_out_dim=d_out)
+    return TrainingStateFitScenario(**kw)
+
+
+@st.composite
+def activation_scenarios(draw: Any) -> ActivationMemoryScenario:
+    """A valid ActivationMemoryScenario."""
+    workload = draw(transformers())
+    assert workload.layers is not None
+    return ActivationMemoryScenario(
+        workload=workload,
+        micro_batch=draw(st.integers(1, 512)),
+        seq_len=draw(st.one_of(st.none(), st.integers(1, 2**17))),
+        precision_bytes=draw(st.sampled_from([1, 2, 4])),
+        normalization_per_layer=draw(st.one_of(st.none(), st.builds(lambda x: Q_(x, "MB"), st.integers(0, 100)))),
+        ffn_multiple=draw(st.integers(1, 8)),
+        checkpoint_segments=draw(st.one_of(st.none(), st.integers(1, workload.layers))),
+    )
