@@ -69,6 +69,9 @@ class Env:
             value = formula.evaluate(self.get)
         except NotApplicableError as err:
             raise NotApplicableError(name, err.needs) from None
+        except OverflowError:
+            case = formula.case(self.get).expression
+            raise NotApplicableError(name, "a finite value", detail=f"{name} = {case} is unbounded") from None
         except ZeroDivisionError:
             case = formula.case(self.get).expression
             raise NotApplicableError(name, "a non-zero denominator", detail=f"{name} = {case} divides by zero") from None

@@ -172,16 +172,11 @@ def _compile(node: ast.AST) -> Compiled:
 
 def _names(node: ast.AST) -> tuple[str, ...]:
     """Names used by an expression, in order of first appearance."""
-    seen: dict[str, None] = {}
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name):
-            seen.setdefault(sub.id, None)
+    callees = {id(sub.func) for sub in ast.walk(node) if isinstance(sub, ast.Call)}
+    names = [sub for sub in ast.walk(node) if isinstance(sub, ast.Name) and id(sub) not in callees]
+    seen: dict[str, None] = {sub.id: None for sub in names}
     # ast.walk is breadth-first; order by source position for reading order
-    positions = {
-        sub.id: (sub.lineno, sub.col_offset)
-        for sub in reversed(list(ast.walk(node)))
-        if isinstance(sub, ast.Name)
-    }
+    positions = {sub.id: (sub.lineno, sub.col_offset) for sub in reversed(names)}
     return tuple(sorted(seen, key=lambda n: positions[n]))
 
 

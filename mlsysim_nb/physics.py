@@ -164,9 +164,10 @@ QUANTITIES: dict[str, Quantity] = {
     "score_activations_per_layer": _q("m", "score", "byte", "attention scores per layer"),
     "line_items_per_layer": _q("m", "items", "byte", "line items per layer"),
     "line_items_total": _q("M", "items", "byte", "line items, all layers"),
-    "training_flops": _q("F", "train", "FLOP", "training FLOPs"),
-    "checkpointed_training_flops": _q("F", "train,rc", "FLOP", "training FLOPs with recomputation"),
-    "decode_flops": _q("F", "fwd", "FLOP", "forward-pass FLOPs"),
+    # FLOP counts are plain counts inside the model; the helpers attach the FLOP unit
+    "training_flops": _q("F", "train", "", "training FLOPs"),
+    "checkpointed_training_flops": _q("F", "train,rc", "", "training FLOPs with recomputation"),
+    "decode_flops": _q("F", "fwd", "", "forward-pass FLOPs"),
     "forward_equivalents": _q("n", "fwd", "", "training work in forward passes"),
     "recompute_overhead": _q("ρ", "rc", "", "recompute overhead"),
     "recompute_forward_equivalents": _q("n", "fwd,rc", "", "work with recomputation in forward passes"),
@@ -440,14 +441,13 @@ _ACTIVATION = [
         "MB",
     ),
     _F("line_items_total", "line_items_per_layer * layers", "Explicit line items across the model.", "GB"),
-    _F("training_flops", "6 * parameters * tokens", "Training FLOPs: 2P forward plus 4P backward per token.", "FLOP"),
+    _F("training_flops", "6 * parameters * tokens", "Training FLOPs: 2P forward plus 4P backward per token."),
     _F(
         "checkpointed_training_flops",
         "8 * parameters * tokens",
         "Training FLOPs with full recomputation: one more 2P forward pass per token.",
-        "FLOP",
     ),
-    _F("decode_flops", "2 * parameters * tokens", "Forward-pass (decode) FLOPs: 2P per token.", "FLOP"),
+    _F("decode_flops", "2 * parameters * tokens", "Forward-pass (decode) FLOPs: 2P per token."),
     _F(
         "forward_equivalents",
         "training_flops / decode_flops",
@@ -585,7 +585,7 @@ def calc_transformer_training_flops(n_params: float, n_tokens: float, activation
     """Training FLOPs of a dense transformer: ``6·P·D``, or ``8·P·D`` with activation checkpointing.
 
     >>> calc_transformer_training_flops(1.5e9, 1)
-    <Quantity(9000000000.0, 'FLOP')>
+    <Quantity(9e+09, 'FLOP')>
     """
     from mlsysim_nb.units import Q_
 
@@ -599,7 +599,7 @@ def calc_transformer_decode_flops(n_params: float, n_tokens: float = 1) -> Any:
     """Forward-pass FLOPs: ``2·P·D`` (attention over the context is left out).
 
     >>> calc_transformer_decode_flops(1.5e9)
-    <Quantity(3000000000.0, 'FLOP')>
+    <Quantity(3e+09, 'FLOP')>
     """
     from mlsysim_nb.units import Q_
 

@@ -5,7 +5,7 @@ Every quantity in mlsysim_nb comes from this registry; never create another
 
 >>> from mlsysim_nb.units import Q_
 >>> Q_(80, "GiB").to("GB")
-<Quantity(85.899345920000..., 'gigabyte')>
+<Quantity(85.8993459, 'gigabyte')>
 
 Bytes have a real ``[information]`` dimension, so a bare number cannot be
 added to them:
@@ -13,7 +13,7 @@ added to them:
 >>> Q_(2, "GB") + 3
 Traceback (most recent call last):
 ...
-pint.errors.DimensionalityError: Cannot convert from 'gigabyte' ([information]) to 'dimensionless' (dimensionless)
+pint.errors.DimensionalityError: Cannot convert from 'gigabyte' to 'dimensionless'
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mlsysim_nb import ActivationMemoryScenario, HardwareNode, TrainingStateFitScenario, Workload
+from mlsysim_nb import ActivationMemoryScenario, HardwareNode, TrainingStateFitScenario, Workload, ureg
 
 warnings.filterwarnings("ignore", module="mlsysim")
 ref = pytest.importorskip("mlsysim", reason="the reference implementation mlsysim==0.3.0 (test extra)")
@@ -121,17 +121,9 @@ def outcome(obj: Any, name: str, *args: Any) -> tuple[str, Any]:
 def same(ours: Any, theirs: Any, rel: float = 1e-9) -> bool:
     """Equal value, unit and dimension: quantities compared in the reference's unit."""
     if hasattr(theirs, "units"):
-        if not hasattr(ours, "units"):
+        if not hasattr(ours, "units") or ours.units != ureg.Unit(format(theirs.units, "D")):
             return False
-        if str(ours.units) != str(theirs.units).replace("millisecond", "millisecond"):
-            unit_ok = _unit_name(ours.units) == _unit_name(theirs.units)
-            if not unit_ok:
-                return False
         return math.isclose(float(ours.magnitude), float(theirs.magnitude), rel_tol=rel, abs_tol=1e-9)
     if isinstance(theirs, bool) or theirs is None:
         return ours == theirs
     return math.isclose(float(ours), float(theirs), rel_tol=rel, abs_tol=1e-12) and type(ours) is type(theirs)
-
-
-def _unit_name(u: Any) -> str:
-    return str(u).replace(" ", "")

@@ -1,0 +1,109 @@
+"""ActivationMemoryScenario: hand-worked cases, segments, line items, recompute arithmetic."""
+
+from __future__ import annotations
+
+import pytest
+
+from mlsysim_nb import ActivationMemoryScenario, NotApplicableError, Q_, Scenarios, Workload, Workloads, ureg
+
+
+def test_gpt2_xl_batch32_by_hand() -> None:
+    """48 layers x sbh(34 + 5as/h) at s=1024, b=32, h=1600, a=25: 34 + 80 = 114 bytes per element."""
+    s = Scenarios.Gpt2XlBatch32Activations
+    sbh = 1024 * 32 * 1600
+    assert 48 * sbh * 114 == s.activations("none").m_as("byte")
+    assert 48 * sbh * 34 == s.activations("selective").m_as("byte")
+    assert 48 * sbh * 2 == s.activations("full").m_as("byte")
+    assert 34.0 == s.per_token_bytes_coefficient
+    assert 80.0 == s.score_bytes_coefficient
+    assert 80 / 114 == pytest.approx(s.score_share, rel=1e-12)
+
+
+def test_output_units_match_reference() -> None:
+    """GB for totals, MB for per-layer items and segment_input."""
+    s = Scenarios.Gpt2XlBatch32SegmentCheckpointed
+    for name in ("per_token_activations", "per_sequence_activations", "score_activations", "segment_inputs",
+                 "live_segment", "checkpointed_activations", "line_items_total"):  # fmt: skip
+        assert ureg.GB == getattr(s, name).units, name
+    for name in ("segment_input", "projection_activations_per_layer", "ffn_activations_per_layer",
+                 "score_activations_per_layer", "line_items_per_layer"):  # fmt: skip
+        assert ureg.MB == getattr(s, name).units, name
+
+
+def test_segments_by_hand() -> None:
+    """8 segments of 6 layers: 8 inputs of sbh*2 B plus one live segment of 6 layers' per-token bytes."""
+    s = Scenarios.Gpt2XlBatch32SegmentCheckpointed
+    sbh = 1024 * 32 * 1600
+    assert 6 == s.segment_layers
+    assert sbh * 2 == pytest.approx(s.segment_input.m_as("byte"), rel=1e-12)
+    expected = 8 * sbh * 2 + 6 * sbh * 34
+    assert expected == pytest.approx(s.checkpointed_activations.m_as("byte"), rel=1e-12)
+
+
+def test_line_items_by_hand() -> None:
+    """4 projections + 4h feed-forward + scores/L + 10 MB norm, per layer."""
+    s = Scenarios.Gpt2XlBatch32Activations
+    sbh2 = 1024 * 32 * 1600 * 2
+    per_layer = 4 * sbh2 + 4 * sbh2 + s.score_activations.m_as("byte") / 48 + 10e6
+    assert per_layer == pytest.approx(s.line_items_per_layer.m_as("byte"), rel=1e-12)
+
+
+def test_recompute_arithmetic() -> None:
+    """6PD / 2PD = 3 forward passes; full recomputation adds one: 8/6 - 1 = 1/3."""
+    s = Scenarios.Gpt3ActivationsMicrobatch4
+    assert 3.0 == s.forward_equivalents
+    assert 1 / 3 == pytest.approx(s.recompute_overhead, rel=1e-12)
+    assert 4.0 == pytest.approx(s.recompute_forward_equivalents, rel=1e-12)
+
+
+def test_sequence_falls_back_to_context() -> None:
+    """GPT-3's context of 2048 is used when seq_len is absent."""
+    assert 2048 == Scenarios.Gpt3ActivationsMicrobatch4.sequence
+    assert isinstance(Scenarios.Gpt3ActivationsMicrobatch4.sequence, int)
+
+
+def test_segments_not_applicable_without_segments() -> None:
+    """segment_layers needs checkpoint_segments."""
+    with pytest.raises(NotApplicableError, match="checkpoint_segments"):
+        Scenarios.Gpt2XlBatch32Activations.segment_layers
+
+
+def test_scores_need_heads() -> None:
+    """A workload without heads has no 'none' footprint but a selective one."""
+    s = ActivationMemoryScenario(workload=Workloads.HYPOTHETICAL_8B, micro_batch=1, seq_len=2048)
+    assert s.activations("selective").m_as("byte") > 0
+    with pytest.raises(NotApplicableError, match="workload.heads"):
+        s.activations("none")
+
+
+def test_unknown_strategy() -> None:
+    """An unknown strategy lists the valid ones."""
+    with pytest.raises(ValueError, match="'none', 'selective', 'full'"):
+        Scenarios.Gpt2XlBatch32Activations.activations("some")
+
+
+def test_checkpoint_memory_units_method() -> None:
+    """k + L/k on the workload's layers, validated."""
+    s = Scenarios.Gpt2XlBatch32Activations
+    assert 14.0 == s.checkpoint_memory_units(6)  # 6 + 48/6
+    with pytest.raises(ValueError, match="checkpoints"):
+        s.checkpoint_memory_units(0)
+
+
+def test_llama3_gqa_scores_use_query_heads() -> None:
+    """Score coefficient 5 * 32 * 2048 / 4096 = 80 with 32 query heads (KV heads do not enter)."""
+    assert 80.0 == Scenarios.Llama3_8BBatch4Activations.score_bytes_coefficient
+
+
+def test_activations_linear_in_micro_batch() -> None:
+    """Doubling the micro-batch doubles each strategy."""
+    a, b = Scenarios.Gpt2XlMicroBatch16Activations, Scenarios.Gpt2XlBatch32Activations
+    for strategy in ("none", "selective", "full"):
+        assert 2 * a.activations(strategy) == b.activations(strategy)
+
+
+def test_tiny_workload() -> None:
+    """A toy two-layer model by hand."""
+    w = Workload(name="toy", parameters=1000, layers=2, hidden_dim=8, heads=2, context_length=4)
+    s = ActivationMemoryScenario(workload=w, micro_batch=1)
+    assert 2 * 4 * 1 * 8 * (34 + 5 * 2 * 4 / 8) == s.activations("none").m_as("byte")

@@ -1,0 +1,44 @@
+"""The named scenarios: 22 cases, the reference's names, titles, composed inputs."""
+
+from __future__ import annotations
+
+from mlsysim_nb import ActivationMemoryScenario, Scenarios, TrainingStateFitScenario, Workloads
+
+
+def test_twenty_two_cases() -> None:
+    """15 training and 7 activation cases."""
+    assert 22 == len(Scenarios)
+    assert 15 == len(Scenarios.names(TrainingStateFitScenario))
+    assert 7 == len(Scenarios.names(ActivationMemoryScenario))
+
+
+def test_every_case_has_a_one_line_title() -> None:
+    """Each case carries a title without line breaks and a description."""
+    for _, s in Scenarios.items():
+        assert s.name and "\n" not in s.name
+        assert s.description
+
+
+def test_training_activations_come_from_activation_cases() -> None:
+    """The GPT-2 training cases reuse the activation cases' numbers."""
+    assert Scenarios.Gpt2XlBatch32Activations.activations("none") == Scenarios.Gpt2MixedPrecisionAdamOnH100.activations
+    assert (
+        Scenarios.Gpt2XlBatch32SegmentCheckpointed.checkpointed_activations
+        == Scenarios.Gpt2MixedPrecisionSegmentCheckpointedOnH100.activations
+    )
+
+
+def test_unknown_name() -> None:
+    """An unknown case names the known ones."""
+    import pytest
+
+    with pytest.raises(AttributeError, match="Gpt2Fp32AdamOnH100"):
+        Scenarios.Gpt2OnAbacus  # noqa: B018
+
+
+def test_workload_catalog_numbers() -> None:
+    """The reference's workload numbers."""
+    w = Workloads.GPT3_175B
+    assert (96, 12288, 96, 2048) == (w.layers, w.hidden_dim, w.heads, w.context_length)
+    assert 8 == Workloads.LLAMA3_8B.kv_heads
+    assert Workloads.RESNET50.hidden_dim is None

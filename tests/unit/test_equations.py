@@ -1,0 +1,78 @@
+"""One source of truth: every seed attribute has its equation record and notation."""
+
+from __future__ import annotations
+
+import pytest
+
+from mlsysim_nb import ActivationMemoryScenario, TrainingStateFitScenario
+from mlsysim_nb.physics import FORMULAS, QUANTITIES
+from mlsysim_nb.units import Q_, ureg
+
+# The seed pages' attribute lists (properties and methods), as given.
+SEED_TRAINING = """adapter_count adapter_fraction adapter_gradients adapter_kept_share adapter_master
+adapter_optimizer_state adapter_reduction adapter_reduction_ceiling adapter_saved adapter_state adapter_weights
+bytes_per_trained_parameter capacity_share checkpoint copies fits frozen_share full_state gradients master_weights
+max_resident_batch optimizer_state optimizer_values_per_parameter resident_batch_limit total
+training_capacity_multiple training_copies training_total update_bytes_per_parameter update_time update_traffic
+weights activations_at checkpoint_write_time""".split()
+SEED_TRAINING_FIELDS = """workload hardware bytes_per_value optimizer_bytes_per_parameter batch_size activations
+master_bytes_per_parameter adapter_parameters adapter_rank adapted_matrices adapter_in_dim adapter_out_dim""".split()
+SEED_ACTIVATION = """checkpointed_activations ffn_activations_per_layer forward_equivalents line_items_per_layer
+line_items_total live_segment per_sequence_activations per_token_activations per_token_bytes_coefficient
+projection_activations_per_layer recompute_forward_equivalents recompute_overhead score_activations
+score_activations_per_layer score_bytes_coefficient score_share segment_input segment_inputs segment_layers
+sequence checkpoint_memory_units""".split()
+SEED_ACTIVATION_FIELDS = """workload micro_batch seq_len precision_bytes normalization_per_layer ffn_multiple
+checkpoint_segments""".split()
+
+
+@pytest.mark.parametrize("name", SEED_TRAINING + SEED_ACTIVATION + ["activations_none", "activations_selective", "activations_full"])
+def test_every_seed_attribute_has_an_equation(name: str) -> None:
+    """Each seed property and method is computed by a Formula record."""
+    assert name in FORMULAS
+
+
+def test_every_seed_name_exists_on_the_classes() -> None:
+    """Every field, property and method of the seeds exists under its name."""
+    for name in SEED_TRAINING + SEED_TRAINING_FIELDS:
+        assert hasattr(TrainingStateFitScenario, name) or name in TrainingStateFitScenario.field_names(), name
+    for name in SEED_ACTIVATION + SEED_ACTIVATION_FIELDS + ["activations"]:
+        assert hasattr(ActivationMemoryScenario, name) or name in ActivationMemoryScenario.field_names(), name
+
+
+def test_every_name_has_notation() -> None:
+    """Every formula and every name it reads has a row in the notation table."""
+    for formula in FORMULAS.values():
+        assert formula.name in QUANTITIES
+        for name in formula.inputs:
+            assert name in QUANTITIES or name in {"adapter_mode", "adapter_stated", "has_master", "seq_given"}, name
+
+
+def test_equation_exceptions_are_few_and_listed() -> None:
+    """Only these formulas branch; each case is itself a restricted expression."""
+    branching = sorted(n for n, f in FORMULAS.items() if f.is_branching)
+    assert ["adapter_count", "sequence", "total", "updated_bytes_per_parameter"] == branching
+
+
+@pytest.mark.parametrize("name", sorted(FORMULAS))
+def test_formula_dimensions_are_consistent(name: str) -> None:
+    """Evaluating each formula on pint quantities of the declared base units gives its declared unit."""
+    formula = FORMULAS[name]
+    flags = {"adapter_mode": True, "adapter_stated": False, "has_master": True, "seq_given": True}
+
+    def get(key: str):  # type: ignore[no-untyped-def]
+        if key in flags:
+            return flags[key]
+        if key in FORMULAS and key != name:
+            return FORMULAS[key].evaluate(get)
+        base = QUANTITIES[key].base
+        return Q_(3.0, base) if base else 3.0
+
+    for case in formula.cases:
+        value = case.compiled(get)
+        declared = QUANTITIES[name].base
+        if isinstance(value, bool) or name == "fits":
+            continue
+        got = value.dimensionality if hasattr(value, "dimensionality") else ureg.dimensionless.dimensionality
+        want = ureg.Unit(declared).dimensionality if declared else ureg.dimensionless.dimensionality
+        assert want == got, f"{name} ({case.label}): {got} != {want}"

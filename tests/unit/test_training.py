@@ -1,0 +1,172 @@
+"""TrainingStateFitScenario: hand-worked cases, adapter mode, variant(), units of results."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from mlsysim_nb import Hardware, NotApplicableError, Q_, Scenarios, TrainingStateFitScenario, Workloads, ureg
+
+
+def test_gpt2_fp32_adam_by_hand() -> None:
+    """GPT-2 XL, FP32 + Adam: 4 + 4 + 8 = 16 B/parameter, 24 GB, 0.279 of an 80 GiB H100."""
+    s = Scenarios.Gpt2Fp32AdamOnH100
+    assert Q_(16, "byte") == s.bytes_per_trained_parameter
+    assert 24e9 == s.total.m_as("byte")
+    assert 6e9 == s.weights.m_as("byte") == s.gradients.m_as("byte")
+    assert 12e9 == s.optimizer_state.m_as("byte")
+    assert 24e9 / (80 * 2**30) == pytest.approx(s.capacity_share, rel=1e-12)
+    assert 0.279 == round(s.capacity_share, 3)
+    assert s.fits is True
+    assert 4.0 == s.copies
+    assert 2.0 == s.optimizer_values_per_parameter
+
+
+def test_update_traffic_by_hand() -> None:
+    """FP32 Adam: read grad 4, read+write weights 8, read+write two moments 16 = 28 B; at 3.35 TB/s."""
+    s = Scenarios.Gpt2Fp32AdamOnH100
+    assert Q_(28, "byte") == s.update_bytes_per_parameter
+    assert ureg.GB == s.update_traffic.units
+    assert 42.0 == pytest.approx(s.update_traffic.magnitude)
+    assert ureg.ms == s.update_time.units
+    assert 42e9 / 3.35e12 * 1e3 == pytest.approx(s.update_time.magnitude, rel=1e-12)
+
+
+def test_mixed_precision_updates_master_copy() -> None:
+    """With a master copy the update reads and writes the FP32 master: 2 + 2*4 + 16 = 26 B."""
+    s = Scenarios.Gpt2MixedPrecisionAdamOnH100
+    assert Q_(26, "byte") == s.update_bytes_per_parameter
+    assert 21e9 == s.checkpoint.m_as("byte")  # 3 GB weights + 6 GB master + 12 GB Adam
+
+
+def test_resident_batch_limit_by_hand() -> None:
+    """(C - state) / (activations / batch): FlashAttention GPT-2 case."""
+    s = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100
+    per_sequence = s.activations.m_as("byte") / 32
+    assert (80 * 2**30 - 24e9) / per_sequence == pytest.approx(s.resident_batch_limit, rel=1e-12)
+    assert 23 == s.max_resident_batch
+    assert isinstance(s.max_resident_batch, int)
+
+
+def test_negative_resident_batch_limit_follows_the_seed() -> None:
+    """When the state alone overflows, the limit is negative and not clamped (the seed's equation)."""
+    s = Scenarios.Llama3_8BFullFineTuneOnH100
+    assert s.resident_batch_limit < 0
+    assert -5 == s.max_resident_batch
+
+
+def test_lora_rank16_on_hypothetical_8b_by_hand() -> None:
+    """32 layers x 2 matrices x 16 x (4096 + 4096) = 8,388,608 adapters; 16 GB frozen + 134 MB adapter state."""
+    s = Scenarios.Rank16AdaptersOnHypothetical8B
+    assert 32 * 2 * 16 * 8192 == s.adapter_count
+    assert 8_388_608 * 16 == s.adapter_state.m_as("byte")
+    assert 16e9 + 8_388_608 * 16 == s.total.m_as("byte")
+    assert 128e9 == s.full_state.m_as("byte")
+    assert 8.0 == s.adapter_reduction_ceiling
+    assert s.adapter_reduction < s.adapter_reduction_ceiling
+    assert s.adapter_kept_share == pytest.approx(1 / s.adapter_reduction)
+
+
+def test_rank32_doubles_adapter_state() -> None:
+    """Adapter state is linear in the rank; the frozen base is unchanged."""
+    r16, r32 = Scenarios.Rank16AdaptersOnHypothetical8B, Scenarios.Rank32AdaptersOnHypothetical8B
+    assert 2 * r16.adapter_state == r32.adapter_state
+    assert r16.weights == r32.weights
+
+
+def test_adapter_mode_keeps_full_model_gradients_as_seed_says() -> None:
+    """In adapter mode `gradients` and `optimizer_state` are still full-model (the seed's definition)."""
+    s = Scenarios.Llama3_8BLoraOnH100
+    assert s.adapter_mode
+    assert 8.03e9 * 2 == s.gradients.m_as("byte")
+    assert s.total < s.weights + s.gradients
+
+
+def test_no_hardware_fits_is_false_and_share_not_applicable() -> None:
+    """Without hardware, fits is False and capacity_share says what it needs."""
+    s = Scenarios.ResNet50Fp32SgdMomentum
+    assert s.fits is False
+    with pytest.raises(NotApplicableError, match="needs hardware"):
+        s.capacity_share
+    with pytest.raises(NotApplicableError, match="needs hardware"):
+        s.update_time
+
+
+def test_no_activations_not_applicable() -> None:
+    """training_total needs activations and a batch size."""
+    with pytest.raises(NotApplicableError, match="activations and batch_size"):
+        Scenarios.Gpt2Fp32AdamOnH100.training_total
+
+
+def test_no_adapters() -> None:
+    """Without adapters adapter_count is None, reductions are 1, adapter storage not applicable."""
+    s = Scenarios.Gpt2Fp32AdamOnH100
+    assert s.adapter_count is None
+    assert 1.0 == s.adapter_reduction == s.adapter_kept_share
+    assert Q_(0, "byte") == s.adapter_saved
+    with pytest.raises(NotApplicableError, match="adapters"):
+        s.adapter_weights
+
+
+def test_activations_at_scales_linearly() -> None:
+    """Batch 64 -> 512 is 8x."""
+    s = Scenarios.ResNet50Fp32AdamBatch64
+    assert Q_(64e9, "byte") == s.activations_at(512)
+    assert Scenarios.ResNet50Fp32AdamBatch512.activations == s.activations_at(512)
+
+
+def test_checkpoint_write_time() -> None:
+    """21 GB at 2 GB/s is 10.5 s."""
+    t = Scenarios.Gpt2MixedPrecisionAdamOnH100.checkpoint_write_time(Q_(2, "GB/s"))
+    assert Q_(10.5, "second") == t
+
+
+def test_variant_returns_new_validated_object() -> None:
+    """variant() leaves the original untouched and revalidates."""
+    s = Scenarios.Gpt2Fp32AdamOnH100
+    v = s.variant(bytes_per_value=2, master_bytes_per_parameter=4)
+    assert Q_(4, "byte") == s.bytes_per_value
+    assert Q_(2, "byte") == v.bytes_per_value
+    assert v is not s
+    assert s == s.variant()
+    assert s.variant() is not s
+
+
+def test_variant_unknown_field_lists_valid_ones() -> None:
+    """variant(microbatch=8) is a TypeError listing the valid fields (the reference ignores it)."""
+    with pytest.raises(TypeError, match="unknown field.*'microbatch'.*valid fields are: workload, hardware"):
+        Scenarios.Gpt2Fp32AdamOnH100.variant(microbatch=8)
+
+
+def test_frozen() -> None:
+    """Fields cannot be assigned."""
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Scenarios.Gpt2Fp32AdamOnH100.batch_size = 3  # type: ignore[misc]
+
+
+def test_plain_number_is_bytes() -> None:
+    """bytes_per_value=2 is 2 bytes (the reference reads it as 2 bits)."""
+    s = TrainingStateFitScenario(workload=Workloads.GPT2_XL, bytes_per_value=2, optimizer_bytes_per_parameter=8)
+    assert Q_(2, "byte") == s.bytes_per_value
+    assert 3e9 == s.weights.m_as("byte")
+
+
+def test_string_quantities_accepted() -> None:
+    """A unit string such as '16 bit' is read as a quantity."""
+    s = TrainingStateFitScenario(workload=Workloads.GPT2_XL, bytes_per_value="16 bit", optimizer_bytes_per_parameter="8 B")
+    assert 2 == s.bytes_per_value.m_as("byte")
+
+
+def test_swapping_hardware() -> None:
+    """The same state on a B200 fits with more room."""
+    s = Scenarios.Llama3_8BFullFineTuneOnH100
+    assert not s.fits
+    assert s.variant(hardware=Hardware.B200).fits
+
+
+def test_help_shows_equation() -> None:
+    """help() of a property carries its equation from the single source."""
+    doc = TrainingStateFitScenario.update_bytes_per_parameter.__doc__
+    assert doc is not None
+    assert "b_step = b_val + 2 · b_upd + 2 · b_opt" in doc
