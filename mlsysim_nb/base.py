@@ -16,7 +16,7 @@ import numpy as np
 
 from mlsysim_nb.errors import NotApplicableError
 from mlsysim_nb.physics import FORMULAS, QUANTITIES, SYMBOLS
-from mlsysim_nb.units import Q_, factor, unit
+from mlsysim_nb.units import factor, maker
 
 __all__ = ["Control", "Scenario", "derived", "knob"]
 
@@ -83,15 +83,36 @@ class Env:
         return Env({**self.values, **extra}, self.needs)
 
 
-def _wrap(name: str, value: Any, out: str) -> Any:
-    """Attach the output unit of ``name``; plain numbers stay plain (float, int, bool)."""
-    base = QUANTITIES[name].base
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value
+    return value if isinstance(value, (bool, int)) else float(value)
+
+
+def wrapper(name: str) -> Callable[[Any], Any]:
+    """The function that attaches ``name``'s output unit to a base-unit magnitude.
+
+    Plain numbers stay plain (float, int, bool); quantities are converted
+    from the base unit (bytes, seconds) to the output unit (GB, ms) here.
+    """
+    out = FORMULAS[name].unit
     if not out:
-        if isinstance(value, np.ndarray):
-            return value
-        return value if isinstance(value, (bool, int)) else float(value)
+        return _plain
+    base = QUANTITIES[name].base
     scale = factor(base, out) if base != out else 1.0
-    return Q_(value * scale if scale != 1.0 else value, unit(out))
+    make = maker(out)
+    if scale == 1.0:
+        return make
+    divisor = factor(out, base) if base else 1.0
+    if scale < 1 and divisor == round(divisor):
+        # bytes -> GB: dividing by the exact 1e9 rounds correctly; multiplying by 1e-9 may not
+        return lambda value: make(value / divisor)
+    return lambda value: make(value * scale)
+
+
+def _wrap(name: str, value: Any, out: str = "") -> Any:
+    """Attach the output unit of ``name`` (see :func:`wrapper`)."""
+    return wrapper(name)(value)
 
 
 def output_unit(name: str) -> str:
@@ -102,13 +123,13 @@ def output_unit(name: str) -> str:
 def derived(name: str, *, post: Callable[[Any], Any] | None = None) -> Any:
     """A read-only property computing ``FORMULAS[name]``; its docstring carries the equation."""
     formula = FORMULAS[name]
-    out = formula.unit
+    wrap = wrapper(name)
 
     def fget(self: Scenario) -> Any:
         value = self._env.get(name)
         if post is not None:
             value = post(value)
-        return _wrap(name, value, out)
+        return wrap(value)
 
     fget.__name__ = name
     return property(fget, doc=formula.docstring(SYMBOLS))

@@ -25,10 +25,13 @@ class Memory:
     bandwidth: Any
 
     def __post_init__(self) -> None:
-        capacity, _ = check_quantity("Memory", "capacity", self.capacity, "byte")
-        bandwidth, _ = check_quantity("Memory", "bandwidth", self.bandwidth, "byte/second", plain_unit="byte/second")
+        capacity, capacity_bytes = check_quantity("Memory", "capacity", self.capacity, "byte")
+        bandwidth, rate = check_quantity("Memory", "bandwidth", self.bandwidth, "byte/second", plain_unit="byte/second")
         object.__setattr__(self, "capacity", capacity)
         object.__setattr__(self, "bandwidth", bandwidth)
+        # base-unit magnitudes, converted once: scenarios read these on every construction
+        object.__setattr__(self, "_capacity_bytes", float(capacity_bytes))
+        object.__setattr__(self, "_bandwidth_bytes_per_second", float(rate))
 
 
 @dataclass(frozen=True, kw_only=True)

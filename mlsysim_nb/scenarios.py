@@ -111,8 +111,8 @@ class TrainingStateFitScenario(Scenario):
         if self.hardware is None:
             env["capacity"] = env["bandwidth"] = None
         else:
-            env["capacity"] = float(self.hardware.memory.capacity.m_as("byte"))
-            env["bandwidth"] = float(self.hardware.memory.bandwidth.m_as("byte/second"))
+            env["capacity"] = self.hardware.memory._capacity_bytes  # noqa: SLF001 - converted once in Memory
+            env["bandwidth"] = self.hardware.memory._bandwidth_bytes_per_second  # noqa: SLF001
         needs = {
             "capacity": _NEEDS_HARDWARE,
             "bandwidth": _NEEDS_HARDWARE,
