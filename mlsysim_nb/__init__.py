@@ -10,6 +10,7 @@ from __future__ import annotations
 from mlsysim_nb.catalog import Scenarios
 from mlsysim_nb.errors import FieldError, FieldUnitError, HardwareFileError, NotApplicableError
 from mlsysim_nb.hardware import Hardware, HardwareCatalog, HardwareNode, Memory, load_hardware
+from mlsysim_nb.options import set_options
 from mlsysim_nb.physics import (
     KORTHIKANTI_PER_TOKEN_BYTES,
     KORTHIKANTI_SCORE_BYTES,
@@ -48,5 +49,6 @@ __all__ = [
     "calc_transformer_decode_flops",
     "calc_transformer_training_flops",
     "load_hardware",
+    "set_options",
     "ureg",
 ]

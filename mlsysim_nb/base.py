@@ -175,3 +175,42 @@ class Scenario:
 
     def _set_env(self, values: dict[str, Any], needs: Mapping[str, str]) -> None:
         object.__setattr__(self, "_env", Env(values, needs))
+
+    # -- display: the derivation as HTML, Markdown and text, and the chart -----------------
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        from mlsysim_nb.display import scenario_bundle
+
+        return scenario_bundle(self)
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def to_html(self, *, chart: bool = True) -> str:
+        """The HTML repr: summary, inputs, chart, derivation and notes."""
+        from mlsysim_nb.repr_html import scenario_html
+
+        return scenario_html(self, chart=chart)
+
+    def to_text(self) -> str:
+        """The derivation as plain text (what ``python -m mlsysim_nb show`` prints)."""
+        from mlsysim_nb.repr_text import scenario_text
+
+        return scenario_text(self)
+
+    def to_markdown(self) -> str:
+        """The derivation as Markdown tables."""
+        from mlsysim_nb.repr_text import scenario_markdown
+
+        return scenario_markdown(self)
+
+    def explain(self) -> Any:
+        """The derivation as data (:class:`mlsysim_nb.explain.Derivation`)."""
+        from mlsysim_nb.explain import explain
+
+        return explain(self)
+
+    def plot(self, ax: Any = None) -> Any:
+        """The memory bar chart as a matplotlib ``Figure`` (drawn into ``ax`` if given)."""
+        from mlsysim_nb.charts import memory_bar, memory_breakdown
+
+        return memory_bar(memory_breakdown(self), ax=ax)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from mlsysim_nb.display import RichRepr
 from mlsysim_nb.hardware import Hardware
 from mlsysim_nb.scenarios import ActivationMemoryScenario, TrainingStateFitScenario
 from mlsysim_nb.units import Q_
@@ -230,7 +231,7 @@ _CASES: dict[str, Factory] = {
 }
 
 
-class ScenarioCatalog:
+class ScenarioCatalog(RichRepr):
     """Named scenarios, built on first use: ``Scenarios.Gpt2Fp32AdamOnH100``, ``Scenarios["..."]``."""
 
     def __init__(self, cases: dict[str, Factory]) -> None:
@@ -275,6 +276,22 @@ class ScenarioCatalog:
 
     def __repr__(self) -> str:
         return f"ScenarioCatalog({len(self)} scenarios: {', '.join(self._cases)})"
+
+    def rows(self) -> list[list[str]]:
+        """One row per case: name, class, title, one-line answer."""
+        from mlsysim_nb.summary import summary_line
+
+        return [[n, type(s).__name__, s.name, summary_line(s)] for n, s in self.items()]
+
+    def _repr_text_(self) -> str:
+        lines = [f"Scenarios: {len(self)} named cases"]
+        lines += [f"  {name}  ({kind})\n      {title}" for name, kind, title, _ in self.rows()]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        from mlsysim_nb.repr_html import catalog_html
+
+        return catalog_html(f"Scenarios: {len(self)} named cases", ["name", "class", "title", "answer"], self.rows())
 
 
 #: The named cases.

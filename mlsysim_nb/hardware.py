@@ -11,6 +11,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from mlsysim_nb.display import RichRepr
 from mlsysim_nb.errors import FieldError, HardwareFileError
 from mlsysim_nb.fields import check_quantity
 
@@ -34,8 +35,8 @@ class Memory:
         object.__setattr__(self, "_bandwidth_bytes_per_second", float(rate))
 
 
-@dataclass(frozen=True, kw_only=True)
-class HardwareNode:
+@dataclass(frozen=True, kw_only=True, repr=False)
+class HardwareNode(RichRepr):
     """One accelerator, as its datasheet describes it.
 
     >>> from mlsysim_nb.units import Q_
@@ -64,6 +65,11 @@ class HardwareNode:
     def __repr__(self) -> str:
         mem = self.memory
         return f"HardwareNode({self.name!r}, capacity={mem.capacity:~P}, bandwidth={mem.bandwidth:~P})"
+
+    def _repr_html_(self) -> str:
+        from mlsysim_nb.repr_html import hardware_html
+
+        return hardware_html(self)
 
 
 _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -151,7 +157,7 @@ def _data_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "hardware"
 
 
-class HardwareCatalog:
+class HardwareCatalog(RichRepr):
     """Every accelerator in a set of TOML files, by key: ``Hardware.H100``, ``Hardware["H100"]``.
 
     The shipped catalog loads on first use; add your own file with :meth:`add_file`.
@@ -214,6 +220,27 @@ class HardwareCatalog:
 
     def __repr__(self) -> str:
         return f"HardwareCatalog({len(self)} accelerators: {', '.join(self._load())})"
+
+    def rows(self) -> list[list[str]]:
+        """One row per accelerator: key, name, capacity, bandwidth, peak FLOPS, source."""
+        out = []
+        for key, node in self.items():
+            flops = "" if node.peak_flops is None else f"{node.peak_flops:~P}"
+            mem = node.memory
+            out.append([key, node.name, f"{mem.capacity:~P}", f"{mem.bandwidth:~P}", flops, node.source])
+        return out
+
+    def _repr_text_(self) -> str:
+        widths = [max(len(r[i]) for r in self.rows()) for i in range(5)]
+        lines = [f"HardwareCatalog: {len(self)} accelerators"]
+        lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r[:5], widths, strict=True)) for r in self.rows()]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        from mlsysim_nb.repr_html import catalog_html
+
+        header = ["key", "name", "memory.capacity", "memory.bandwidth", "peak_flops", "source"]
+        return catalog_html(f"Hardware catalog: {len(self)} accelerators", header, self.rows())
 
 
 @lru_cache(maxsize=1)

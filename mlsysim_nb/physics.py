@@ -80,6 +80,7 @@ QUANTITIES: dict[str, Quantity] = {
     "layers": _q("L", "", "", "layers"),
     "hidden_dim": _q("h", "", "", "hidden width"),
     "heads": _q("a", "", "", "attention heads"),
+    "kv_heads": _q("a", "kv", "", "key/value heads"),
     "context_length": _q("s", "ctx", "", "workload context length"),
     "capacity": _q("C", "mem", "byte", "device memory capacity"),
     "bandwidth": _q("BW", "mem", "byte/second", "device memory bandwidth"),

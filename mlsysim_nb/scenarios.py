@@ -22,7 +22,7 @@ _OPTIMIZERS = (("Adam/AdamW (8 B)", 8), ("SGD + momentum (4 B)", 4), ("8-bit Ada
 
 _NEEDS_HARDWARE = "hardware (this scenario has hardware=None)"
 _NEEDS_ACTIVATIONS = "activations and batch_size"
-_NEEDS_ADAPTERS = "adapters (adapter_parameters, or adapter_rank with adapted_matrices, adapter_in_dim, adapter_out_dim)"
+_NEEDS_ADAPTERS = "adapters (adapter_parameters, or adapter_rank and its shape)"
 
 
 def _check_text(owner: str, field: str, value: Any) -> str:

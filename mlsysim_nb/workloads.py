@@ -5,14 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from mlsysim_nb.display import RichRepr
 from mlsysim_nb.fields import check_count
 from mlsysim_nb.units import Q_, ureg
 
 __all__ = ["Workload", "Workloads"]
 
 
-@dataclass(frozen=True, kw_only=True)
-class Workload:
+@dataclass(frozen=True, kw_only=True, repr=False)
+class Workload(RichRepr):
     """A model to train: its parameter count and, for a transformer, its shape.
 
     Parameters
@@ -59,6 +60,11 @@ class Workload:
 
                 raise FieldError(owner, "kv_heads", "needs heads to be given as well")
             check_count(owner, "kv_heads", self.kv_heads, maximum=self.heads)
+
+    def _repr_html_(self) -> str:
+        from mlsysim_nb.repr_html import workload_html
+
+        return workload_html(self)
 
     @property
     def is_transformer(self) -> bool:

@@ -14,3 +14,8 @@ settings.register_profile(
     "ci", max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+def pytest_addoption(parser):  # type: ignore[no-untyped-def]
+    """--update-snapshots rewrites the golden HTML files instead of comparing."""
+    parser.addoption("--update-snapshots", action="store_true", default=False, help="rewrite tests/snapshots/*")

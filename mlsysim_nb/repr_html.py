@@ -1,0 +1,161 @@
+"""HTML reprs as small pure functions returning ``str`` (xarray's formatting_html habit).
+
+Static-safe: collapsing uses ``<details>``/``<summary>``, equations are
+``<var>``/``<sub>``, data sits in tables; no ids, no scripts, and every
+interpolated string is escaped. The stylesheet (``static/repr.css``) only
+decorates: GitHub and nbviewer strip it and the content still reads.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache, partial
+from html import escape
+from importlib import resources
+from typing import Any
+
+from mlsysim_nb.explain import Derivation, InputRow, Section, Step, explain
+
+__all__ = ["catalog_html", "hardware_html", "scenario_html", "workload_html"]
+
+
+@lru_cache(maxsize=1)
+def _css() -> str:
+    return (resources.files("mlsysim_nb") / "static" / "repr.css").read_text(encoding="utf-8")
+
+
+def _wrap(body: str) -> str:
+    return f'<div class="msn-wrap"><style>{_css()}</style>{body}</div>'
+
+
+def _collapsible(title: str, headline: str, body: str, *, open_: bool = False) -> str:
+    attr = " open" if open_ else ""
+    head = f"<strong>{escape(title)}</strong>"
+    if headline:
+        head += f' <span class="msn-headline">&mdash; {escape(headline)}</span>'
+    return f"<details{attr}><summary>{head}</summary>{body}</details>"
+
+
+inputs_section = partial(_collapsible, "Inputs", "")
+notes_section = partial(_collapsible, "What this model assumes and leaves out", "")
+
+
+def _input_row(row: InputRow) -> str:
+    return (
+        f'<tr><th class="msn-name">{escape(row.name)}</th>'
+        f'<td class="msn-label">{escape(row.label)}</td><td>{escape(row.value)}</td></tr>'
+    )
+
+
+def inputs_table(rows: tuple[InputRow, ...]) -> str:
+    """The inputs as a name / meaning / value table."""
+    return "<table><tbody>" + "".join(_input_row(r) for r in rows) + "</tbody></table>"
+
+
+def _step_row(step: Step) -> str:
+    # step.equation/substituted/result html come from the formula renderer, which escapes names and symbols
+    label = "" if step.label == step.name.replace("_", " ") else f'<br><span class="msn-label">{escape(step.label)}</span>'
+    name = f'<th class="msn-name">{escape(step.name)}{label}</th>'
+    lhs = step.symbol[1]
+    case = f' <span class="msn-case">({escape(step.case)})</span>' if step.case else ""
+    if step.not_applicable:
+        return (
+            f"<tr>{name}<td>{lhs} = {step.equation[1]}{case}</td>"
+            f'<td class="msn-na" colspan="2">{escape(step.not_applicable)}</td></tr>'
+        )
+    return (
+        f"<tr>{name}<td>{lhs} = {step.equation[1]}{case}</td>"
+        f"<td>= {step.substituted[1]}</td>"
+        f'<td class="msn-result">= {step.result[1]}</td></tr>'
+    )
+
+
+def section_html(section: Section, *, open_: bool = False) -> str:
+    """One collapsible group of derivation steps; its summary states the key result."""
+    rows = "".join(_step_row(s) for s in section.steps)
+    head = "<thead><tr><th>quantity</th><th>equation</th><th>with numbers</th><th>result</th></tr></thead>"
+    return _collapsible(section.title, section.headline, f"<table>{head}<tbody>{rows}</tbody></table>", open_=open_)
+
+
+def notes_html(notes: tuple[tuple[str, str], ...]) -> str:
+    """The seed's assumptions and exclusions."""
+    items = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in notes)
+    return notes_section(f'<dl class="msn-notes">{items}</dl>')
+
+
+def summary_html(derivation: Derivation) -> str:
+    """Title line and the one-line answer, with the verdict coloured (and spelled out)."""
+    text = escape(derivation.summary)
+    for word, cls in ((", does not fit", "msn-nofit"), (", fits", "msn-fits")):
+        if word in text:
+            text = text.replace(word, f', <span class="{cls}">{word[2:]}</span>', 1)
+            break
+    title = f'<div class="msn-title">{escape(derivation.title)} <span class="msn-kind">{escape(derivation.kind)}</span></div>'
+    return f'{title}<div class="msn-summary">{text}</div>'
+
+
+def derivation_html(derivation: Derivation, chart: str = "") -> str:
+    """Summary, inputs, chart, derivation sections and notes, top to bottom."""
+    parts = [summary_html(derivation), inputs_section(inputs_table(derivation.inputs), open_=True)]
+    if chart:
+        parts.append(f'<div class="msn-card">{chart}</div>')
+    parts.extend(section_html(s, open_=i == 0) for i, s in enumerate(derivation.sections))
+    parts.append(notes_html(derivation.notes))
+    return _wrap("".join(parts))
+
+
+def scenario_html(scenario: Any, *, chart: bool = True) -> str:
+    """The full HTML repr of a scenario. Never raises: a failure becomes a visible message."""
+    try:
+        img = ""
+        if chart:
+            from mlsysim_nb.charts import png_img
+
+            img = png_img(scenario)
+        return derivation_html(explain(scenario), img)
+    except Exception as err:  # noqa: BLE001 - a repr must never raise in a notebook
+        return error_html(f"{type(err).__name__}: {err}")
+
+
+def error_html(message: str) -> str:
+    """A visible error box (used by the repr and by live controls)."""
+    return _wrap(f'<div class="msn-error">{escape(message)}</div>')
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def workload_html(workload: Any) -> str:
+    """A workload as a small table."""
+    rows = [["parameters", f"{workload.parameters.magnitude:,.0f}"]]
+    for attr in ("layers", "hidden_dim", "heads", "kv_heads", "context_length"):
+        value = getattr(workload, attr)
+        rows.append([attr, "None" if value is None else str(value)])
+    if workload.source:
+        rows.append(["source", workload.source])
+    title = f'<div class="msn-title">{escape(workload.name)} <span class="msn-kind">Workload</span></div>'
+    return _wrap(title + _table(["field", "value"], rows))
+
+
+def hardware_html(node: Any) -> str:
+    """An accelerator as a small table with its source."""
+    mem = node.memory
+    rows = [
+        ["memory.capacity", f"{mem.capacity:~P} ({mem.capacity.m_as('GB'):,.1f} GB, {mem.capacity.m_as('GiB'):,.1f} GiB)"],
+        ["memory.bandwidth", f"{mem.bandwidth:~P}"],
+        ["peak_flops", "None" if node.peak_flops is None else f"{node.peak_flops:~P}"],
+        ["vendor", node.vendor or "None"],
+        ["source", node.source or "None"],
+    ]
+    if node.note:
+        rows.append(["note", node.note])
+    title = f'<div class="msn-title">{escape(node.name)} <span class="msn-kind">HardwareNode</span></div>'
+    return _wrap(title + _table(["field", "value"], rows))
+
+
+def catalog_html(title: str, header: list[str], rows: list[list[str]]) -> str:
+    """A catalog (hardware or scenarios) as one table."""
+    head = f'<div class="msn-title">{escape(title)}</div>'
+    return _wrap(head + _table(header, rows))

@@ -1,0 +1,237 @@
+"""The HTML, Markdown and text reprs: complete, escaped, static-safe, deterministic."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from html import unescape
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mlsysim_nb import (
+    ActivationMemoryScenario,
+    Hardware,
+    Q_,
+    Scenarios,
+    TrainingStateFitScenario,
+    Workload,
+    Workloads,
+    set_options,
+)
+from mlsysim_nb.explain import explain
+from tests.unit.test_equations import SEED_ACTIVATION, SEED_TRAINING
+
+SNAPSHOTS = Path(__file__).resolve().parents[1] / "snapshots"
+NASTY = "<script>alert(1)</script> & co"
+
+
+def _stripped_text(html: str) -> str:
+    """What GitHub shows: no <style>, no style=, no class=, then the text content."""
+    html = re.sub(r"<style>.*?</style>", "", html, flags=re.S)
+    html = re.sub(r'\s(style|class)="[^"]*"', "", html)
+    text = re.sub(r"<[^>]+>", " ", html)
+    return re.sub(r"\s+", " ", unescape(text))
+
+
+def _step_names(s: Any) -> list[str]:
+    return [step.name.split("(")[0].split(" ")[0] for sec in explain(s).sections for step in sec.steps]
+
+
+@pytest.mark.parametrize("name", ["Gpt2Fp32AdamOnH100", "Llama3_8BLoraOnH100"])
+def test_every_training_seed_attribute_in_derivation(name: str) -> None:
+    """Each property and method of the training seed appears in the derivation, HTML and text."""
+    s = Scenarios[name]
+    steps = _step_names(s)
+    html, text = s.to_html(chart=False), s.to_text()
+    for attr in SEED_TRAINING:
+        assert attr in steps, attr
+        assert attr in html, attr
+        assert attr in text, attr
+
+
+def test_every_activation_seed_attribute_in_derivation() -> None:
+    """Each property and method of the activation seed appears in the derivation."""
+    s = Scenarios.Gpt2XlBatch32SegmentCheckpointed
+    steps = _step_names(s)
+    html = s.to_html(chart=False)
+    for attr in [*SEED_ACTIVATION, "activations"]:
+        assert attr in steps, attr
+        assert attr in html, attr
+
+
+def test_derivation_substitutes_numbers() -> None:
+    """A step shows symbols, then numbers, then the result in GB and GiB."""
+    text = Scenarios.Gpt2Fp32AdamOnH100.to_text()
+    assert "M_w = P · b_val" in text
+    assert "= 1.5×10⁹ · 4 B" in text
+    assert "= 6 GB (5.588 GiB)" in text
+
+
+def _nasty_scenarios() -> list[Any]:
+    w = Workload(name=NASTY, parameters=10**9, layers=4, hidden_dim=64, heads=4, context_length=128)
+    t = TrainingStateFitScenario(name=NASTY, description=NASTY, workload=w, hardware=Hardware.H100,
+                                 bytes_per_value=2, optimizer_bytes_per_parameter=8)  # fmt: skip
+    a = ActivationMemoryScenario(name=NASTY, workload=w, micro_batch=2)
+    return [t, a]
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_names_are_escaped_everywhere(index: int) -> None:
+    """A scenario and workload named like a script tag never inject markup."""
+    s = _nasty_scenarios()[index]
+    html = s.to_html()
+    assert "<script" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; co" in html
+    assert "<script" not in s.workload._repr_html_()
+    md = s.to_markdown()
+    assert "<script" not in md
+
+
+def test_no_ids_no_scripts() -> None:
+    """Static-safe: no id= and no <script> in any named scenario's repr."""
+    for _, s in Scenarios.items():
+        html = s.to_html()
+        assert " id=" not in html
+        assert "<script" not in html.lower()
+
+
+@pytest.mark.parametrize("name", ["Gpt2MixedPrecisionAdamOnH100", "Gpt2XlBatch32SegmentCheckpointed"])
+def test_stripped_html_lists_inputs_and_results_in_order(name: str) -> None:
+    """Without CSS and classes the text still holds every input and every result, in order."""
+    s = Scenarios[name]
+    text = _stripped_text(s.to_html())
+    d = explain(s)
+    position = 0
+    for row in d.inputs:
+        found = text.find(row.name, position)
+        assert found >= 0, row.name
+        position = found
+    for section in d.sections:
+        for step in section.steps:
+            needle = _stripped_text(step.result[1] or step.not_applicable).strip()
+            found = text.find(needle, position)
+            assert found >= 0, (step.name, needle)
+            position = found
+
+
+def test_details_and_summary_for_collapsing() -> None:
+    """Sections collapse with <details>/<summary>, each summary stating a result."""
+    html = Scenarios.Gpt2Fp32AdamOnH100.to_html(chart=False)
+    summaries = re.findall(r"<summary>(.*?)</summary>", html)
+    assert 7 == len(summaries)
+    assert "<var>M</var><sub>state</sub>" in html
+    assert any("24 GB" in unescape(s) for s in summaries)
+
+
+def test_same_html_in_two_processes() -> None:
+    """Byte-identical HTML (chart included) from two fresh processes."""
+    code = "import sys; from mlsysim_nb import Scenarios; sys.stdout.write(Scenarios.Llama3_8BLoraOnH100.to_html())"
+    outs = [subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout for _ in range(2)]
+    assert outs[0] == outs[1]
+    assert len(outs[0]) > 1000
+
+
+@pytest.mark.parametrize(
+    ("scenario", "missing"),
+    [
+        (Scenarios.ResNet50Fp32SgdMomentum, "hardware"),
+        (Scenarios.Rank16AdaptersOnHypothetical8B, "hardware"),
+        (Scenarios.Gpt2XlBatch32SegmentCheckpointed, ""),
+        (Scenarios.Gpt2XlBatch32Activations, "checkpoint_segments"),
+        (ActivationMemoryScenario(workload=Workloads.HYPOTHETICAL_8B, micro_batch=1, seq_len=512), "workload.heads"),
+    ],
+)
+def test_reprs_render_without_raising(scenario: Any, missing: str) -> None:
+    """Missing pieces show as 'not applicable: needs ...', never as an exception."""
+    bundle = scenario._repr_mimebundle_()
+    assert {"text/plain", "text/html", "text/markdown"} <= set(bundle)
+    assert 'class="msn-error"' not in bundle["text/html"]
+    if missing:
+        assert f"not applicable: needs {missing}" in bundle["text/plain"]
+    else:
+        assert "not applicable" not in bundle["text/plain"]
+
+
+def test_not_applicable_names_the_need() -> None:
+    """No hardware: the fit section says it needs hardware."""
+    text = Scenarios.ResNet50Fp32SgdMomentum.to_text()
+    assert "not applicable: needs hardware" in text
+
+
+def test_display_style_text() -> None:
+    """set_options(display_style='text') leaves HTML out of the bundle."""
+    with set_options(display_style="text"):
+        assert "text/html" not in Scenarios.Gpt2Fp32AdamOnH100._repr_mimebundle_()
+    assert "text/html" in Scenarios.Gpt2Fp32AdamOnH100._repr_mimebundle_()
+
+
+def test_set_options_refuses_unknown() -> None:
+    """Unknown options and values are errors."""
+    with pytest.raises(TypeError):
+        set_options(colour="red")
+    with pytest.raises(ValueError):
+        set_options(display_style="latex")
+
+
+def test_repr_is_one_line() -> None:
+    """repr() stays a one-line summary."""
+    r = repr(Scenarios.Gpt2Fp32AdamOnH100)
+    assert "\n" not in r
+    assert "24.0 GB of 85.9 GB (27.9 %), fits" in r
+
+
+def test_catalog_and_record_reprs() -> None:
+    """Catalogs render as tables; records as small tables."""
+    assert "<table>" in Hardware._repr_html_()
+    assert "NVIDIA H100" in Hardware._repr_mimebundle_()["text/plain"]
+    assert "Gpt2Fp32AdamOnH100" in Scenarios._repr_html_()
+    assert "85.9 GB" in Hardware.H100._repr_html_()
+    assert "48" in Workloads.GPT2_XL._repr_html_()
+
+
+def test_html_budget() -> None:
+    """One repr with its chart stays under 40 KB."""
+    for name in ("Gpt2MixedPrecisionAdamOnH100", "Llama3_8BLoraOnH100", "Gpt2XlBatch32SegmentCheckpointed"):
+        assert len(Scenarios[name].to_html().encode()) < 40_000
+
+
+@pytest.mark.parametrize("name", ["Gpt2Fp32AdamOnH100", "Llama3_8BLoraOnH100", "Gpt2XlBatch32SegmentCheckpointed"])
+def test_snapshot(name: str, request: pytest.FixtureRequest) -> None:
+    """Golden HTML (without the chart, whose pixels depend on the matplotlib build)."""
+    html = Scenarios[name].to_html(chart=False)
+    path = SNAPSHOTS / f"{name}.html"
+    if request.config.getoption("--update-snapshots") or not path.exists():
+        path.write_text(html, encoding="utf-8")
+    assert path.read_text(encoding="utf-8") == html
+
+
+def test_cli_show(tmp_path: Path) -> None:
+    """python -m mlsysim_nb show prints the derivation and writes a standalone page."""
+    out = tmp_path / "page.html"
+    result = subprocess.run(
+        [sys.executable, "-m", "mlsysim_nb", "show", "Gpt2Fp32AdamOnH100", "--html", str(out)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "M_w = P · b_val" in result.stdout
+    page = out.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    assert "data:image/png;base64," in page
+
+
+def test_cli_unknown_name() -> None:
+    """An unknown name exits 2 with a hint."""
+    result = subprocess.run([sys.executable, "-m", "mlsysim_nb", "show", "Nope"], capture_output=True, text=True)
+    assert 2 == result.returncode
+    assert "list" in result.stderr
+
+
+def test_plain_number_inputs_show_units() -> None:
+    """Inputs print with units: 2 B, 80 GiB."""
+    text = _stripped_text(TrainingStateFitScenario(
+        workload=Workloads.GPT2_XL, hardware=Hardware.H100, bytes_per_value=2, optimizer_bytes_per_parameter=Q_(8, "B"),
+    ).to_html(chart=False))  # fmt: skip
+    assert "bytes_per_value bytes per weight or gradient value 2 B" in text
+    assert "80 GiB" in text
