@@ -7,7 +7,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from mlsysim_nb.catalog import Scenarios
+from mlsysim_nb.compare import Comparison, compare
 from mlsysim_nb.errors import FieldError, FieldUnitError, HardwareFileError, NotApplicableError
 from mlsysim_nb.hardware import Hardware, HardwareCatalog, HardwareNode, Memory, load_hardware
 from mlsysim_nb.options import set_options
@@ -27,6 +30,9 @@ from mlsysim_nb.workloads import Workload, Workloads
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "Comparison",
+    "compare",
+    "explore",
     "KORTHIKANTI_PER_TOKEN_BYTES",
     "KORTHIKANTI_SCORE_BYTES",
     "Q_",
@@ -52,3 +58,10 @@ __all__ = [
     "set_options",
     "ureg",
 ]
+
+
+def explore(scenario: Any) -> Any:
+    """A live panel of controls, derivation and chart for ``scenario`` (see :mod:`mlsysim_nb.widgets`)."""
+    from mlsysim_nb.widgets import explore as _explore
+
+    return _explore(scenario)

@@ -209,6 +209,12 @@ class Scenario:
 
         return explain(self)
 
+    def explore(self) -> Any:
+        """A live panel of controls re-binding this scenario's fields (``mlsysim_nb.explore``)."""
+        from mlsysim_nb.widgets import explore
+
+        return explore(self)
+
     def plot(self, ax: Any = None) -> Any:
         """The memory bar chart as a matplotlib ``Figure`` (drawn into ``ax`` if given)."""
         from mlsysim_nb.charts import memory_bar, memory_breakdown

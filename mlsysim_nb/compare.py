@@ -1,0 +1,111 @@
+"""``compare(*scenarios)``: key quantities side by side, differences from the first highlighted."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from mlsysim_nb.display import RichRepr
+from mlsysim_nb.errors import NotApplicableError
+from mlsysim_nb.formatting import format_result
+from mlsysim_nb.physics import QUANTITIES
+
+__all__ = ["Comparison", "compare"]
+
+TRAINING_ROWS = ("bytes_per_trained_parameter", "weights", "total", "training_total", "capacity_share", "fits",
+                 "max_resident_batch", "checkpoint", "update_traffic", "update_time")  # fmt: skip
+ACTIVATION_ROWS = ("sequence", "activations_none", "activations_selective", "activations_full",
+                   "checkpointed_activations", "score_share", "per_sequence_activations")  # fmt: skip
+
+
+def _cell(s: Any, name: str) -> tuple[str, Any]:
+    try:
+        value = s.magnitude(name) if name != "fits" else s.fits
+    except (NotApplicableError, KeyError):
+        return "n/a", None
+    return format_result(QUANTITIES[name].base, value), value
+
+
+def _change(first: Any, value: Any) -> str:
+    if first is None or value is None or isinstance(value, bool) or first == value:
+        return ""
+    if first == 0:
+        return " (changed)"
+    pct = 100 * (value - first) / abs(first)
+    return f" ({'▲' if pct > 0 else '▼'} {abs(pct):.3g} %)"
+
+
+class Comparison(RichRepr):
+    """Scenarios side by side; a cell that differs from the first column is marked ▲/▼ with its change."""
+
+    def __init__(self, scenarios: list[Any]) -> None:
+        kinds = {type(s) for s in scenarios}
+        if len(scenarios) < 2 or len(kinds) != 1:
+            msg = "compare() needs two or more scenarios of the same class"
+            raise TypeError(msg)
+        self.scenarios = scenarios
+        from mlsysim_nb.scenarios import TrainingStateFitScenario
+
+        self.names = TRAINING_ROWS if isinstance(scenarios[0], TrainingStateFitScenario) else ACTIVATION_ROWS
+
+    def table(self) -> list[tuple[str, list[tuple[str, str]]]]:
+        """Rows of (quantity, [(text, change marker)])."""
+        rows = []
+        for name in self.names:
+            cells = [_cell(s, name) for s in self.scenarios]
+            first = cells[0][1]
+            rows.append((name, [(text, _change(first, value) if i else "") for i, (text, value) in enumerate(cells)]))
+        return rows
+
+    def _titles(self) -> list[str]:
+        return [s.name or f"scenario {i + 1}" for i, s in enumerate(self.scenarios)]
+
+    def _repr_text_(self) -> str:
+        lines = ["Comparison: " + " | ".join(self._titles())]
+        for name, cells in self.table():
+            lines.append(f"  {name}: " + " | ".join(t + c for t, c in cells))
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        from mlsysim_nb.repr_html import _wrap
+
+        head = "<tr><th>quantity</th>" + "".join(f"<th>{escape(t)}</th>" for t in self._titles()) + "</tr>"
+        body = ""
+        for name, cells in self.table():
+            tds = "".join(
+                f'<td><strong class="msn-diff">{escape(t)}{escape(c)}</strong></td>' if c else f"<td>{escape(t)}</td>"
+                for t, c in cells
+            )
+            body += f'<tr><th class="msn-name">{escape(name)}</th>{tds}</tr>'
+        title = '<div class="msn-title">Comparison <span class="msn-kind">differences from the first column in bold</span></div>'
+        return _wrap(f"{title}<table><thead>{head}</thead><tbody>{body}</tbody></table>")
+
+    def __repr__(self) -> str:
+        return f"Comparison({len(self.scenarios)} scenarios)"
+
+
+def compare(*scenarios: Any) -> Any:
+    """Two or more scenarios side by side (static HTML); live when one is an explorer panel.
+
+    >>> from mlsysim_nb import Scenarios, compare
+    >>> c = compare(Scenarios.Gpt2Fp32AdamOnH100, Scenarios.Gpt2Fp32AdamOnH100.variant(bytes_per_value=2))
+    >>> "▼ 50 %" in c._repr_text_()
+    True
+    """
+    from mlsysim_nb.widgets import ScenarioExplorer
+
+    panels = [s for s in scenarios if isinstance(s, ScenarioExplorer)]
+    if not panels:
+        return Comparison(list(scenarios))
+    import ipywidgets as w
+
+    out = w.HTML()
+
+    def refresh(_: Any = None) -> None:
+        current = [s.scenario if isinstance(s, ScenarioExplorer) else s for s in scenarios]
+        out.value = Comparison(current)._repr_html_()
+
+    for panel in panels:
+        panel.on_change(refresh)
+    refresh()
+    return out

@@ -1,0 +1,88 @@
+// mlsysim_nb live memory bar: stacked horizontal bars (GB) against the device's
+// capacity line, drawn as SVG from numbers computed in Python. Hover a segment
+// for its value; bars glide to new widths when the model changes.
+const SVG = "http://www.w3.org/2000/svg";
+const W = 560, LEFT = 150, ROW = 34, TOP = 26, RIGHT = 70;
+
+function node(tag, attrs, parent) {
+  const n = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, v);
+  if (parent) parent.appendChild(n);
+  return n;
+}
+
+function fmt(gb) {
+  return gb >= 100 ? gb.toFixed(0) : gb >= 10 ? gb.toFixed(1) : gb.toFixed(2);
+}
+
+function render({ model, el }) {
+  const root = document.createElement("div");
+  root.className = "msn-bar";
+  const svg = node("svg", { role: "img" });
+  const tip = document.createElement("div");
+  tip.className = "msn-bar-tip";
+  root.append(svg, tip);
+  el.appendChild(root);
+  const rects = new Map();
+
+  function draw() {
+    const bars = model.get("bars") || [];
+    const cap = model.get("capacity");
+    const highlight = model.get("highlight");
+    const max = Math.max(cap || 0, ...bars.map((b) => b.total_gb), 1e-9) * 1.08;
+    const height = TOP + ROW * bars.length + 8;
+    const x = (gb) => LEFT + (gb / max) * (W - LEFT - RIGHT);
+    svg.setAttribute("viewBox", `0 0 ${W} ${height}`);
+    svg.setAttribute("width", W);
+    svg.setAttribute("height", height);
+    svg.setAttribute("aria-label", model.get("summary") || "memory bar chart");
+    for (const n of Array.from(svg.querySelectorAll(".msn-bar-static"))) n.remove();
+    const seen = new Set();
+    bars.forEach((bar, i) => {
+      const y = TOP + i * ROW;
+      const label = node("text", { x: LEFT - 8, y: y + ROW / 2, class: "msn-bar-static msn-bar-label", "text-anchor": "end", "dominant-baseline": "middle" }, svg);
+      label.textContent = bar.label;
+      if (bar.label === highlight) label.classList.add("msn-bar-highlight");
+      let left = 0;
+      bar.parts.forEach((part) => {
+        const key = `${i}:${part.name}`;
+        seen.add(key);
+        let r = rects.get(key);
+        if (!r) {
+          r = node("rect", { class: "msn-bar-part", height: ROW - 12 }, svg);
+          r.addEventListener("mousemove", (ev) => {
+            tip.textContent = r.dataset.tip;
+            tip.style.display = "block";
+            const box = root.getBoundingClientRect();
+            tip.style.left = `${ev.clientX - box.left + 12}px`;
+            tip.style.top = `${ev.clientY - box.top + 12}px`;
+          });
+          r.addEventListener("mouseleave", () => { tip.style.display = "none"; });
+          rects.set(key, r);
+        }
+        r.setAttribute("y", y + 6);
+        r.setAttribute("fill", part.color);
+        r.style.x = `${x(left)}px`;
+        r.style.width = `${Math.max(0, x(left + part.gb) - x(left))}px`;
+        r.dataset.tip = `${bar.label} · ${part.name}: ${fmt(part.gb)} GB`;
+        left += part.gb;
+      });
+      const total = node("text", { x: x(left) + 6, y: y + ROW / 2, class: "msn-bar-static msn-bar-total", "dominant-baseline": "middle", "data-gb": bar.total_gb }, svg);
+      total.textContent = `${fmt(bar.total_gb)} GB`;
+    });
+    for (const [key, r] of rects) if (!seen.has(key)) { r.remove(); rects.delete(key); }
+    if (cap) {
+      node("line", { x1: x(cap), x2: x(cap), y1: TOP - 6, y2: height - 4, class: "msn-bar-static msn-bar-cap" }, svg);
+      const t = node("text", { x: x(cap), y: TOP - 10, class: "msn-bar-static msn-bar-caplabel", "text-anchor": "middle" }, svg);
+      t.textContent = model.get("capacity_label");
+    }
+  }
+
+  model.on("change:bars", draw);
+  model.on("change:capacity", draw);
+  model.on("change:highlight", draw);
+  draw();
+  return () => root.remove();
+}
+
+export default { render };

@@ -1,0 +1,171 @@
+"""Live controls in plain pytest (no kernel): values re-bind through variant(), errors keep the last good state."""
+
+from __future__ import annotations
+
+import timeit
+
+import pytest
+
+from mlsysim_nb import Hardware, Q_, Scenarios, compare, explore
+from mlsysim_nb.controls import controls_for
+from mlsysim_nb.widgets import MemoryBarWidget, ScenarioExplorer, chart_data
+
+
+@pytest.fixture
+def panel() -> ScenarioExplorer:
+    """A panel on the FlashAttention GPT-2 case (batch and activations set)."""
+    return explore(Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100)
+
+
+def test_batch_control_rebinds_through_variant(panel: ScenarioExplorer) -> None:
+    """Moving batch_size gives old.variant(batch_size=b, activations=old.activations_at(b))."""
+    old = panel.scenario
+    html, bars = panel.derivation.value, panel.chart.bars
+    panel.set("batch_size", 8)
+    expected = old.variant(batch_size=8, activations=old.activations_at(8))
+    assert expected == panel.scenario
+    assert panel.derivation.value != html
+    assert panel.chart.bars != bars
+    assert 1 == panel.recomputes
+
+
+def test_hardware_dropdown(panel: ScenarioExplorer) -> None:
+    """Choosing another accelerator swaps hardware; the fit verdict follows the model."""
+    panel.set("hardware", "T4")
+    assert Hardware.T4 == panel.scenario.hardware
+    assert panel.scenario.fits is False
+    assert "does not fit" in panel.derivation.value
+    assert pytest.approx(16.0) == panel.chart.capacity
+
+
+def test_one_change_one_recompute(panel: ScenarioExplorer) -> None:
+    """Each accepted change recomputes exactly once; setting the same value does nothing."""
+    panel.set("batch_size", 4)
+    panel.set("batch_size", 4)
+    panel.set("bytes_per_value", 4.0)
+    assert 2 == panel.recomputes
+
+
+def test_rejected_value_keeps_last_good_state(panel: ScenarioExplorer) -> None:
+    """A value variant() rejects shows its message; the scenario and the picture stay."""
+    panel.set("adapter_mode", True)
+    panel.set("workload", "RESNET50")
+    good, html, bars = panel.scenario, panel.derivation.value, panel.chart.bars
+    panel.set("adapter_rank", 256)  # 50 layers x 2 x 256 x 3200 = 81.9M > ResNet-50's 25.6M parameters
+    assert good is panel.scenario
+    assert html == panel.derivation.value
+    assert bars == panel.chart.bars
+    assert "more than the model" in panel.error
+    assert "more than the model" in panel.status.value
+    panel.set("adapter_rank", 8)
+    assert "" == panel.error
+    assert 8 == panel.scenario.adapter_rank
+
+
+def test_adapter_toggle_and_rank(panel: ScenarioExplorer) -> None:
+    """Adapters on: rank-16 on both 1600-wide matrices; rank changes the adapter state linearly."""
+    panel.set("adapter_mode", True)
+    s = panel.scenario
+    assert (16, 2, 1600, 1600) == (s.adapter_rank, s.adapted_matrices, s.adapter_in_dim, s.adapter_out_dim)
+    panel.set("adapter_rank", 32)
+    assert 2 * s.adapter_state == panel.scenario.adapter_state
+    panel.set("adapter_mode", False)
+    assert panel.scenario.adapter_mode is False
+    assert panel.controls["adapter_rank"].disabled
+
+
+def test_stated_adapters_switch_to_shape() -> None:
+    """Moving the rank on a stated-count LoRA case replaces the count with a shape."""
+    p = explore(Scenarios.Llama3_8BLoraOnH100)
+    p.set("adapter_rank", 8)
+    assert p.scenario.adapter_parameters is None
+    assert 32 * 2 * 8 * 8192 == p.scenario.adapter_count
+
+
+def test_activation_panel() -> None:
+    """Micro-batch, sequence, segments and the strategy selector."""
+    p = explore(Scenarios.Gpt2XlBatch32Activations)
+    p.set("seq_len", 2048)
+    assert 2048 == p.scenario.sequence
+    p.set("checkpoint_segments", 6)
+    assert 6 == p.scenario.checkpoint_segments
+    assert "6 segments" == p.chart.bars[-1]["label"]
+    n = p.recomputes
+    p.set("strategy", "selective")
+    assert "selective" == p.chart.highlight
+    assert n == p.recomputes
+    p.set("checkpoint_segments", 0)
+    assert p.scenario.checkpoint_segments is None
+
+
+def test_controls_come_from_field_declarations() -> None:
+    """Ranges come from knob() metadata next to the fields."""
+    specs = {s.name: s for s in controls_for(Scenarios.Gpt2XlBatch32Activations)}
+    assert (1, 1024) == (specs["micro_batch"].low, specs["micro_batch"].high)
+    assert "log" == specs["micro_batch"].kind
+    training = {s.name: s for s in controls_for(Scenarios.Gpt2Fp32AdamOnH100)}
+    assert {4.0, 2.0, 1.0} <= {v for _, v in training["bytes_per_value"].options}
+    assert {8.0, 4.0, 2.0, 0.0} == {v for _, v in training["optimizer_bytes_per_parameter"].options}
+    assert len(Hardware) + 1 == len(training["hardware"].options)
+
+
+def test_user_hardware_appears_in_dropdown(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """An accelerator added to the catalog is offered by the hardware dropdown."""
+    path = tmp_path / "lab.toml"
+    path.write_text('[LAB_GPU]\nname = "Lab GPU"\nmemory_capacity = "48 GB"\nmemory_bandwidth = "1 TB/s"\n'
+                    'source = "https://example.org/lab"\n', encoding="utf-8")  # fmt: skip
+    Hardware.add_file(path)
+    try:
+        p = explore(Scenarios.Gpt2Fp32AdamOnH100)
+        assert ("Lab GPU", "LAB_GPU") in p.controls["hardware"].options
+        p.set("hardware", "LAB_GPU")
+        assert Q_(48, "GB") == p.scenario.hardware.memory.capacity
+    finally:
+        Hardware._load().pop("LAB_GPU")
+
+
+def test_chart_data_matches_model() -> None:
+    """The live chart's numbers are the model's, in GB."""
+    s = Scenarios.Gpt2MixedPrecisionAdamOnH100
+    data = chart_data(s)
+    assert s.training_total.m_as("GB") == pytest.approx(data["bars"][0]["total_gb"])
+    assert s.hardware.memory.capacity.m_as("GB") == pytest.approx(data["capacity"])
+
+
+def test_anywidget_files_are_real() -> None:
+    """_esm and _css are files in the package."""
+    from mlsysim_nb.widgets import STATIC
+
+    assert (STATIC / "memory_bar.js").read_text().strip().endswith("export default { render };")
+    assert MemoryBarWidget()._css.strip().startswith("/*")
+
+
+def test_reprs_are_deterministic(panel: ScenarioExplorer) -> None:
+    """Fixed reprs (no memory addresses) for nbval."""
+    assert "0x" not in repr(panel)
+    assert repr(panel).startswith("ScenarioExplorer(TrainingStateFitScenario: ")
+    assert "MemoryBarWidget(1 bars)" == repr(panel.chart)
+
+
+def test_live_compare_follows_panel(panel: ScenarioExplorer) -> None:
+    """compare() with a panel updates when the panel changes."""
+    live = compare(panel, Scenarios.Gpt2Fp32AdamOnH100)
+    before = live.value
+    panel.set("bytes_per_value", 4.0)
+    assert before != live.value
+    assert "msn-diff" in live.value
+
+
+def test_static_compare_marks_differences() -> None:
+    """A static comparison marks changed cells with the relative change."""
+    c = compare(Scenarios.Rank16AdaptersOnHypothetical8B, Scenarios.Rank32AdaptersOnHypothetical8B)
+    text = c._repr_text_()
+    assert "▲" in text
+    with pytest.raises(TypeError):
+        compare(Scenarios.Gpt2Fp32AdamOnH100)
+
+
+def test_control_change_is_fast(panel: ScenarioExplorer) -> None:
+    """A change runs (measured, not asserted against a clock: the budget lives in benchmarks/)."""
+    seconds = timeit.timeit(lambda: panel.set("batch_size", 16 if panel.scenario.batch_size != 16 else 8), number=5)
+    assert seconds > 0
