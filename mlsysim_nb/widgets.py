@@ -96,6 +96,7 @@ class ScenarioExplorer(w.HBox):  # type: ignore[misc]
 
     def __init__(self, scenario: Any, **kwargs: Any) -> None:
         self._scenario = scenario
+        self._origin = scenario
         self._callbacks: list[Callable[[Any], None]] = []
         self._syncing = False
         self.recomputes = 0
@@ -148,12 +149,22 @@ class ScenarioExplorer(w.HBox):  # type: ignore[misc]
             return
         self.error = ""
         self.status.value = ""
-        self._scenario = new
+        self._scenario = new.variant(name=self._title(new))
         self.recomputes += 1
         self._render()
         self._sync_controls()
         for callback in self._callbacks:
             callback(new)
+
+    def _title(self, new: Any) -> str:
+        """The starting scenario's title plus what the controls changed, so the title never misleads."""
+        origin = self._origin
+        changed = [
+            name for name in new.field_names()
+            if name not in ("name", "description") and getattr(new, name) != getattr(origin, name)
+        ]  # fmt: skip
+        base = origin.name or type(origin).__name__
+        return base if not changed else f"{base} — changed: {', '.join(changed)}"
 
     def _render(self, *, derivation: bool = True) -> None:
         highlight = self.strategy if "strategy" in self.specs else ""

@@ -1,0 +1,177 @@
+"""A real JupyterLab in headless Chromium: the explorer panel responds to a slider and a dropdown.
+
+The server serves a temporary copy of a small notebook, with its config,
+runtime, settings and workspace folders in temp folders, on 127.0.0.1 with a
+token. The test runs the notebook, moves the batch slider with the keyboard,
+chooses another accelerator, and checks that the displayed total, the
+anywidget chart and the fit verdict change to what the Python model gives.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mlsysim_nb import Hardware, Scenarios
+from mlsysim_nb.summary import summary_line
+
+pytestmark = pytest.mark.browser
+
+NOTEBOOK_SOURCE = (
+    "from mlsysim_nb import Scenarios, explore\n"
+    "panel = explore(Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100)\n"
+    "panel"
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _notebook(path: Path) -> None:
+    nb = {
+        "cells": [{"cell_type": "code", "execution_count": None, "id": "explore", "metadata": {}, "outputs": [],
+                   "source": NOTEBOOK_SOURCE}],
+        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+        "nbformat": 4, "nbformat_minor": 5,
+    }  # fmt: skip
+    path.write_text(json.dumps(nb), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory, chromium_path: str) -> Iterator[dict[str, Any]]:
+    """A JupyterLab server on a temp copy; yields its URL and token, stops its process group after."""
+    root = tmp_path_factory.mktemp("lab")
+    work = root / "work"
+    work.mkdir()
+    _notebook(work / "explore.ipynb")
+    settings = root / "settings"
+    (settings / "@jupyterlab" / "notebook-extension").mkdir(parents=True)
+    (settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
+        json.dumps({"autoStartDefaultKernel": True})
+    )
+    (settings / "@jupyterlab" / "apputils-extension").mkdir(parents=True)
+    (settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False})
+    )
+    env = dict(os.environ)
+    for name, sub in [("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_RUNTIME_DIR", "runtime"),
+                      ("JUPYTERLAB_WORKSPACES_DIR", "workspaces")]:  # fmt: skip
+        (root / sub).mkdir()
+        env[name] = str(root / sub)
+    env["JUPYTERLAB_SETTINGS_DIR"] = str(settings)
+    port, token = _free_port(), secrets.token_hex(16)
+    cmd = [
+        sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+        f"--IdentityProvider.token={token}", "--allow-root", f"--ServerApp.root_dir={work}",
+        "--ServerApp.port_retries=0", "--LabApp.extension_manager=readonly", "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--LabApp.expose_app_in_browser=True",
+    ]  # fmt: skip
+    log = (root / "server.log").open("w")
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as r:  # noqa: S310 - loopback
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail("JupyterLab did not start:\n" + (root / "server.log").read_text()[-3000:])
+            time.sleep(0.5)
+        yield {"url": url, "token": token}
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+
+
+def _fmt_gb(gb: float) -> str:
+    """The chart's spelling of a number of GB (as memory_bar.js writes it)."""
+    return f"{gb:.0f}" if gb >= 100 else f"{gb:.1f}" if gb >= 10 else f"{gb:.2f}"
+
+
+def _wait_text(page: Any, selector: str, expected: str, timeout: float = 30) -> str:
+    deadline = time.monotonic() + timeout
+    text = ""
+    while time.monotonic() < deadline:
+        loc = page.locator(selector)
+        if loc.count():
+            text = loc.first.text_content() or ""
+            if expected in text:
+                return text
+        time.sleep(0.25)
+    raise AssertionError(f"{selector!r} never showed {expected!r}; last text: {text!r}")
+
+
+def test_explorer_responds_in_jupyterlab(browser: Any, lab: dict[str, Any], artifacts: Path) -> None:
+    """Run the notebook, move the batch slider, choose the T4: total, chart and verdict follow the model."""
+    start = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100
+    halved = start.variant(batch_size=16, activations=start.activations_at(16))
+    on_t4 = halved.variant(hardware=Hardware.T4)
+
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{lab['url']}/lab/tree/explore.ipynb?token={lab['token']}")
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
+    page.wait_for_function("() => window.jupyterapp !== undefined", timeout=30_000)
+    # run the cell (retrying: the command is ignored until the notebook panel has its kernel session)
+    deadline = time.monotonic() + 60
+    while page.locator(".msn-wrap").count() == 0 and time.monotonic() < deadline:
+        page.locator(".jp-Cell-inputArea").first.click()
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        page.wait_for_timeout(3000)
+
+    # the panel renders: the static derivation and the anywidget chart, with the model's numbers
+    try:
+        _wait_text(page, ".msn-summary", summary_line(start), timeout=60)
+    except AssertionError:
+        page.screenshot(path=str(artifacts / "jupyterlab-explorer-failed.png"))
+        raise
+    _wait_text(page, ".msn-bar-total", _fmt_gb(start.training_total.m_as("GB")))
+
+    # move the batch slider one step left with the keyboard: 32 -> 16 on the powers-of-two scale
+    slider = page.locator(".widget-slider", has_text="batch size")
+    slider.locator(".noUi-handle").focus()
+    page.keyboard.press("ArrowLeft")
+    _wait_text(page, ".msn-summary", summary_line(halved))
+    _wait_text(page, ".msn-bar-total", _fmt_gb(halved.training_total.m_as("GB")))
+    assert "16" == slider.locator(".widget-readout").inner_text().strip()
+
+    # choose another accelerator: the verdict and the capacity line follow
+    page.locator(".widget-dropdown", has_text="accelerator").locator("select").select_option(label="NVIDIA T4")
+    text = _wait_text(page, ".msn-summary", summary_line(on_t4))
+    assert "does not fit" in text
+    _wait_text(page, ".msn-bar-caplabel", "NVIDIA T4")
+    assert re.search(r"does not fit", page.locator(".msn-nofit").first.inner_text())
+
+    # hovering a bar segment shows its value (the anywidget responds)
+    page.locator(".msn-bar-part").first.hover()
+    _wait_text(page, ".msn-bar-tip", "GB")
+
+    page.screenshot(path=str(artifacts / "jupyterlab-explorer.png"), full_page=False)
+    context.close()
+    assert [] == errors
