@@ -29,10 +29,19 @@ lab: $(VENV)/.lab-installed
 	@ROOT=""; if [ "$$(id -u)" = 0 ]; then ROOT="--allow-root"; fi; \
 	$(BIN)/jupyter lab --notebook-dir=notebooks --port=$(PORT) $$ROOT
 
+# lint: ruff (rules and formatting), mypy on the package, notebook hygiene
+lint: $(VENV)/.test-installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/python scripts/check_notebooks.py notebooks
+
+# the fast layer: unit, property and differential tests and doctests, no browser, no notebooks
 unit: $(VENV)/.test-installed
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not browser"
 
-test: $(VENV)/.test-installed
+# everything: lint first, then every test layer (unit, property, differential, notebooks, browser)
+test: lint
 	$(BIN)/python -m pytest -p no:cacheprovider
 
 bench: $(VENV)/.test-installed

@@ -1,0 +1,1 @@
+"""Benchmarks against the reference implementation (run with ``make bench``)."""

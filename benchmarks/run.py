@@ -17,6 +17,7 @@ Measured, each side by side with the reference where it has the feature:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import platform
 import statistics
 import subprocess
@@ -24,7 +25,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable
-from datetime import date
+from datetime import UTC, datetime
 from typing import Any
 
 warnings.filterwarnings("ignore")
@@ -67,24 +68,20 @@ def median_time(fn: Callable[[], Any], *, repeat: int = 7, min_time: float = 0.2
 
 
 def _read_all(s: Any, props: list[str], calls: list[tuple[str, tuple[Any, ...]]]) -> None:
+    # not-applicable quantities raise (ours NotApplicableError, the reference TypeError); time still counts
     for name in props:
-        try:
+        with contextlib.suppress(Exception):
             getattr(s, name)
-        except Exception:  # noqa: BLE001,S110 - not-applicable quantities raise; the time still counts
-            pass
     for name, args in calls:
-        try:
+        with contextlib.suppress(Exception):
             getattr(s, name)(*args)
-        except Exception:  # noqa: BLE001,S110
-            pass
 
 
 def full_evaluation(first_runs: int) -> list[tuple[str, float | None, float | None]]:
     """Rows of (what, ours seconds, reference seconds)."""
     sys.path.insert(0, ".")
-    from tests.reference import ACTIVATION_PROPERTIES, RQ, TRAINING_PROPERTIES, ref_scenario
-
     from mlsysim_nb import Q_, Scenarios
+    from tests.reference import ACTIVATION_PROPERTIES, RQ, TRAINING_PROPERTIES, ref_scenario
 
     rows: list[tuple[str, float | None, float | None]] = []
     ours_first = fresh_process(FIRST_ANSWER_OURS, first_runs)
@@ -165,7 +162,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = full_evaluation(args.first_runs)
     cpu = platform.processor() or platform.machine()
-    print(f"Benchmarks, {date.today().isoformat()}, Python {platform.python_version()}, {cpu}, medians\n")
+    print(f"Benchmarks, {datetime.now(UTC).date().isoformat()}, Python {platform.python_version()}, {cpu}, medians\n")
     print(table(rows))
 
 

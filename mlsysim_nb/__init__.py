@@ -30,13 +30,11 @@ from mlsysim_nb.workloads import Workload, Workloads
 __version__ = "0.1.0.dev0"
 
 __all__ = [
-    "Comparison",
-    "compare",
-    "explore",
     "KORTHIKANTI_PER_TOKEN_BYTES",
     "KORTHIKANTI_SCORE_BYTES",
     "Q_",
     "ActivationMemoryScenario",
+    "Comparison",
     "FieldError",
     "FieldUnitError",
     "Hardware",
@@ -54,6 +52,8 @@ __all__ = [
     "calc_low_rank_update_params",
     "calc_transformer_decode_flops",
     "calc_transformer_training_flops",
+    "compare",
+    "explore",
     "load_hardware",
     "set_options",
     "ureg",

@@ -74,7 +74,9 @@ class Env:
             raise NotApplicableError(name, "a finite value", detail=f"{name} = {case} is unbounded") from None
         except ZeroDivisionError:
             case = formula.case(self.get).expression
-            raise NotApplicableError(name, "a non-zero denominator", detail=f"{name} = {case} divides by zero") from None
+            raise NotApplicableError(
+                name, "a non-zero denominator", detail=f"{name} = {case} divides by zero"
+            ) from None
         values[name] = value
         return value
 
@@ -100,7 +102,7 @@ def wrapper(name: str) -> Callable[[Any], Any]:
         return _plain
     base = QUANTITIES[name].base
     scale = factor(base, out) if base != out else 1.0
-    make = maker(out)
+    make: Callable[[Any], Any] = maker(out)
     if scale == 1.0:
         return make
     divisor = factor(out, base) if base else 1.0
@@ -110,7 +112,7 @@ def wrapper(name: str) -> Callable[[Any], Any]:
     return lambda value: make(value * scale)
 
 
-def _wrap(name: str, value: Any, out: str = "") -> Any:
+def _wrap(name: str, value: Any) -> Any:
     """Attach the output unit of ``name`` (see :func:`wrapper`)."""
     return wrapper(name)(value)
 

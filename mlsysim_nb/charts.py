@@ -73,7 +73,13 @@ def memory_breakdown(scenario: Any) -> dict[str, Any]:
         label = "" if hw is None else f"{hw.name}: {hw.memory.capacity:~P}"
         return {"bars": bars, "capacity": capacity, "capacity_label": label}
     bars = [
-        ("none", {"linear (per-token)": m("activations_selective"), "attention scores": _try(lambda: m("score_activations"))}),
+        (
+            "none",
+            {
+                "linear (per-token)": m("activations_selective"),
+                "attention scores": _try(lambda: m("score_activations")),
+            },
+        ),
         ("selective", {"linear (per-token)": m("activations_selective")}),
         ("full", {"linear (per-token)": m("activations_full")}),
     ]
@@ -106,16 +112,31 @@ def memory_bar(breakdown: dict[str, Any], ax: Any = None, *, title: str = "") ->
         left = 0.0
         for part, size in parts.items():
             width = _gb(size)
-            ax.barh(row, width, left=left, color=COLORS.get(part, "#999999"), edgecolor="white",
-                    label=None if part in seen else part, height=0.6)  # fmt: skip
+            ax.barh(
+                row,
+                width,
+                left=left,
+                color=COLORS.get(part, "#999999"),
+                edgecolor="white",
+                label=None if part in seen else part,
+                height=0.6,
+            )
             seen.add(part)
             left += width
         ax.text(left, row, f" {left:,.1f} GB", va="center", ha="left", fontsize=9, color="#1a1a1a")
     capacity = breakdown["capacity"]
     if capacity:
         ax.axvline(_gb(capacity), color="#1a1a1a", linestyle="--", linewidth=1.2)
-        ax.text(_gb(capacity), 1.01, breakdown["capacity_label"], transform=ax.get_xaxis_transform(),
-                fontsize=8, ha="center", va="bottom", color="#1a1a1a")  # fmt: skip
+        ax.text(
+            _gb(capacity),
+            1.01,
+            breakdown["capacity_label"],
+            transform=ax.get_xaxis_transform(),
+            fontsize=8,
+            ha="center",
+            va="bottom",
+            color="#1a1a1a",
+        )
     ax.set_yticks(range(len(labels)), labels=labels)
     ax.invert_yaxis()
     ax.set_xlabel("GB", color="#1a1a1a")

@@ -12,10 +12,27 @@ from mlsysim_nb.physics import QUANTITIES
 
 __all__ = ["Comparison", "compare"]
 
-TRAINING_ROWS = ("bytes_per_trained_parameter", "weights", "total", "training_total", "capacity_share", "fits",
-                 "max_resident_batch", "checkpoint", "update_traffic", "update_time")  # fmt: skip
-ACTIVATION_ROWS = ("sequence", "activations_none", "activations_selective", "activations_full",
-                   "checkpointed_activations", "score_share", "per_sequence_activations")  # fmt: skip
+TRAINING_ROWS = (
+    "bytes_per_trained_parameter",
+    "weights",
+    "total",
+    "training_total",
+    "capacity_share",
+    "fits",
+    "max_resident_batch",
+    "checkpoint",
+    "update_traffic",
+    "update_time",
+)
+ACTIVATION_ROWS = (
+    "sequence",
+    "activations_none",
+    "activations_selective",
+    "activations_full",
+    "checkpointed_activations",
+    "score_share",
+    "per_sequence_activations",
+)
 
 
 def _cell(s: Any, name: str) -> tuple[str, Any]:
@@ -77,7 +94,8 @@ class Comparison(RichRepr):
                 for t, c in cells
             )
             body += f'<tr><th class="msn-name">{escape(name)}</th>{tds}</tr>'
-        title = '<div class="msn-title">Comparison <span class="msn-kind">differences from the first column in bold</span></div>'
+        note = '<span class="msn-kind">differences from the first column in bold</span>'
+        title = f'<div class="msn-title">Comparison {note}</div>'
         return _wrap(f"{title}<table><thead>{head}</thead><tbody>{body}</tbody></table>")
 
     def __repr__(self) -> str:

@@ -44,13 +44,13 @@ class ControlSpec:
 
 
 def _field_control(cls: type, name: str) -> Control:
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+    for f in dataclasses.fields(cls):
         if f.name == name:
             control = f.metadata.get("control")
-            if control is None:
+            if not isinstance(control, Control):
                 msg = f"{cls.__name__}.{name} declares no control"
                 raise KeyError(msg)
-            return control  # type: ignore[no-any-return]
+            return control
     msg = f"{cls.__name__} has no field {name!r}"
     raise KeyError(msg)
 
@@ -87,7 +87,7 @@ def _catalog_options(kind: str) -> tuple[tuple[str, Any], ...]:
 def _key_of(kind: str, obj: Any) -> Any:
     if obj is None:
         return None
-    for label, key in _catalog_options(kind):
+    for _, key in _catalog_options(kind):
         if key is None:
             continue
         if _lookup(kind, key) == obj:
@@ -112,14 +112,12 @@ def _catalog_spec(scenario: Any, kind: str, current: Any) -> ControlSpec:
     key = _key_of(kind, current)
     if key not in [v for _, v in options]:  # a user's own record: keep it selectable
         options = ((current.name, key), *options)
-    return ControlSpec(
-        kind,
-        "accelerator" if kind == "hardware" else "model",
-        "dropdown",
-        key,
-        options=options,
-        bind=lambda s, k, kind=kind, current=current, key=key: {kind: current if k == key else _lookup(kind, k)},
-    )
+
+    def bind(s: Any, k: Any) -> Changes:
+        return {kind: current if k == key else _lookup(kind, k)}
+
+    label = "accelerator" if kind == "hardware" else "model"
+    return ControlSpec(kind, label, "dropdown", key, options=options, bind=bind)
 
 
 def _batch_bind(s: Any, value: Any) -> Changes:
@@ -129,44 +127,97 @@ def _batch_bind(s: Any, value: Any) -> Changes:
 
 def _adapter_bind(s: Any, on: Any) -> Changes:
     if not on:
-        return {k: None for k in ("adapter_parameters", "adapter_rank", "adapted_matrices", "adapter_in_dim",
-                                  "adapter_out_dim")}  # fmt: skip
+        return dict.fromkeys(
+            ("adapter_parameters", "adapter_rank", "adapted_matrices", "adapter_in_dim", "adapter_out_dim")
+        )
     width = s.workload.hidden_dim or 4096
-    return {"adapter_parameters": None, "adapter_rank": s.adapter_rank or 16, "adapted_matrices": s.adapted_matrices or 2,
-            "adapter_in_dim": s.adapter_in_dim or width, "adapter_out_dim": s.adapter_out_dim or width}  # fmt: skip
+    return {
+        "adapter_parameters": None,
+        "adapter_rank": s.adapter_rank or 16,
+        "adapted_matrices": s.adapted_matrices or 2,
+        "adapter_in_dim": s.adapter_in_dim or width,
+        "adapter_out_dim": s.adapter_out_dim or width,
+    }
 
 
 def _training_controls(s: Any) -> list[ControlSpec]:
     specs = [
         _catalog_spec(s, "hardware", s.hardware),
         _catalog_spec(s, "workload", s.workload),
-        _choice_spec(s, "bytes_per_value", "value width", _bytes(s.bytes_per_value),
-                     "bytes per weight and gradient value"),  # fmt: skip
-        _choice_spec(s, "optimizer_bytes_per_parameter", "optimizer", _bytes(s.optimizer_bytes_per_parameter),
-                     "optimizer state bytes per parameter"),  # fmt: skip
-        ControlSpec("master_bytes_per_parameter", "FP32 master copy", "toggle", s.master_bytes_per_parameter is not None,
-                    help="keep a 4-byte master copy of every trained weight",
-                    bind=lambda s, on: {"master_bytes_per_parameter": 4 if on else None}),  # fmt: skip
+        _choice_spec(
+            s, "bytes_per_value", "value width", _bytes(s.bytes_per_value), "bytes per weight and gradient value"
+        ),
+        _choice_spec(
+            s,
+            "optimizer_bytes_per_parameter",
+            "optimizer",
+            _bytes(s.optimizer_bytes_per_parameter),
+            "optimizer state bytes per parameter",
+        ),
+        ControlSpec(
+            "master_bytes_per_parameter",
+            "FP32 master copy",
+            "toggle",
+            s.master_bytes_per_parameter is not None,
+            help="keep a 4-byte master copy of every trained weight",
+            bind=lambda s, on: {"master_bytes_per_parameter": 4 if on else None},
+        ),
     ]
     if s.batch_size is not None:
-        specs.append(_log_spec(s, "batch_size", "batch size", s.batch_size,
-                               "sequences per step; the activations scale with it", bind=_batch_bind))  # fmt: skip
-    specs.append(ControlSpec("adapter_mode", "adapters (LoRA)", "toggle", s.adapter_mode,
-                             help="freeze the base; train low-rank adapters", bind=_adapter_bind))  # fmt: skip
-    specs.append(_log_spec(s, "adapter_rank", "adapter rank", s.adapter_rank or 16,
-                           bind=lambda s, v: {**_shape_defaults(s), "adapter_rank": int(v)}))  # fmt: skip
+        specs.append(
+            _log_spec(
+                s,
+                "batch_size",
+                "batch size",
+                s.batch_size,
+                "sequences per step; the activations scale with it",
+                bind=_batch_bind,
+            )
+        )
+    specs.append(
+        ControlSpec(
+            "adapter_mode",
+            "adapters (LoRA)",
+            "toggle",
+            s.adapter_mode,
+            help="freeze the base; train low-rank adapters",
+            bind=_adapter_bind,
+        )
+    )
+    specs.append(
+        _log_spec(
+            s,
+            "adapter_rank",
+            "adapter rank",
+            s.adapter_rank or 16,
+            bind=lambda s, v: {**_shape_defaults(s), "adapter_rank": int(v)},
+        )
+    )
     c = _field_control(type(s), "adapted_matrices")
-    specs.append(ControlSpec("adapted_matrices", "adapted matrices per layer", "int", s.adapted_matrices or 2,
-                             low=c.low, high=c.high, bind=lambda s, v: {**_shape_defaults(s), "adapted_matrices": int(v)}))  # fmt: skip
+    specs.append(
+        ControlSpec(
+            "adapted_matrices",
+            "adapted matrices per layer",
+            "int",
+            s.adapted_matrices or 2,
+            low=c.low,
+            high=c.high,
+            bind=lambda s, v: {**_shape_defaults(s), "adapted_matrices": int(v)},
+        )
+    )
     return specs
 
 
 def _shape_defaults(s: Any) -> Changes:
     """Switching to a rank-based adapter shape: fill the rest of the shape and drop a stated count."""
     width = s.workload.hidden_dim or 4096
-    return {"adapter_parameters": None, "adapter_rank": s.adapter_rank or 16,
-            "adapted_matrices": s.adapted_matrices or 2, "adapter_in_dim": s.adapter_in_dim or width,
-            "adapter_out_dim": s.adapter_out_dim or width}  # fmt: skip
+    return {
+        "adapter_parameters": None,
+        "adapter_rank": s.adapter_rank or 16,
+        "adapted_matrices": s.adapted_matrices or 2,
+        "adapter_in_dim": s.adapter_in_dim or width,
+        "adapter_out_dim": s.adapter_out_dim or width,
+    }
 
 
 def _activation_controls(s: Any) -> list[ControlSpec]:
@@ -180,10 +231,16 @@ def _activation_controls(s: Any) -> list[ControlSpec]:
         _log_spec(s, "seq_len", "sequence length", s.seq_len or s.sequence),
         _choice_spec(s, "precision_bytes", "activation width", float(s.precision_bytes)),
         ControlSpec("ffn_multiple", "feed-forward multiple", "int", s.ffn_multiple, low=c.low, high=c.high),
-        ControlSpec("checkpoint_segments", "checkpoint segments", "int", s.checkpoint_segments or 0,
-                    low=0, high=min(int(seg.high), s.workload.layers),
-                    help="0 = no segment checkpointing",
-                    bind=lambda s, v: {"checkpoint_segments": int(v) or None}),  # fmt: skip
+        ControlSpec(
+            "checkpoint_segments",
+            "checkpoint segments",
+            "int",
+            s.checkpoint_segments or 0,
+            low=0,
+            high=min(int(seg.high), s.workload.layers),
+            help="0 = no segment checkpointing",
+            bind=lambda s, v: {"checkpoint_segments": int(v) or None},
+        ),
         ControlSpec("strategy", "recomputation", "strategy", "none", options=tuple((k, k) for k in STRATEGIES)),
     ]
 
@@ -203,7 +260,7 @@ def apply_control(scenario: Any, spec: ControlSpec, value: Any) -> Any:
         return scenario
     if spec.bind is not None:
         changes = spec.bind(scenario, value)
-    elif spec.kind == "log" or spec.kind == "int":
+    elif spec.kind in {"log", "int"}:
         changes = {spec.name: int(value)}
     else:
         changes = {spec.name: value}
@@ -212,4 +269,4 @@ def apply_control(scenario: Any, spec: ControlSpec, value: Any) -> Any:
 
 def log2_bounds(spec: ControlSpec) -> tuple[int, int]:
     """Exponent bounds of a powers-of-two slider."""
-    return int(math.floor(math.log2(max(spec.low, 1)))), int(math.ceil(math.log2(spec.high)))
+    return math.floor(math.log2(max(spec.low, 1))), math.ceil(math.log2(spec.high))

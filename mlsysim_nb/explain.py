@@ -177,23 +177,43 @@ ACTIVATION_SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
 )
 
 TRAINING_NOTES = (
-    ("Equation", "Parameter state sums weights, gradients, optimizer state and an optional master copy; "
-     "in adapter mode the base weights stay frozen and only the adapters carry training state."),
-    ("Assumptions", "Bytes per value and per state, and the activation budget, are supplied; "
-     "activation storage scales linearly with batch."),
-    ("Excludes", "Runtime workspaces, allocator reserve, optimizer-specific extra temporaries, "
-     "and capacity safety margins."),
-    ("As the seed defines", "gradients, optimizer_state and checkpoint stay full-model even in adapter mode; "
-     "the resident batch limit is negative, not clamped, when the state alone overflows."),
-)  # fmt: skip
+    (
+        "Equation",
+        "Parameter state sums weights, gradients, optimizer state and an optional master copy; "
+        "in adapter mode the base weights stay frozen and only the adapters carry training state.",
+    ),
+    (
+        "Assumptions",
+        "Bytes per value and per state, and the activation budget, are supplied; "
+        "activation storage scales linearly with batch.",
+    ),
+    (
+        "Excludes",
+        "Runtime workspaces, allocator reserve, optimizer-specific extra temporaries, and capacity safety margins.",
+    ),
+    (
+        "As the seed defines",
+        "gradients, optimizer_state and checkpoint stay full-model even in adapter mode; "
+        "the resident batch limit is negative, not clamped, when the state alone overflows.",
+    ),
+)
 ACTIVATION_NOTES = (
-    ("Equation", "Korthikanti et al. (2022): per layer s·b·h·(34 + 5·a·s/h) bytes at 16 bits; "
-     "selective recomputation drops the attention-score term, full recomputation keeps each layer's input."),
-    ("Assumptions", "Transformer layers share geometry. Aggregate Korthikanti-style coefficients and explicit "
-     "tensor line items are separate approximations; segment sizes use integer division."),
-    ("Excludes", "Allocator reserves, runtime workspaces, unequal layer shapes; leftover segment layers are "
-     "absent from the simple segment estimate."),
-)  # fmt: skip
+    (
+        "Equation",
+        "Korthikanti et al. (2022): per layer s·b·h·(34 + 5·a·s/h) bytes at 16 bits; "
+        "selective recomputation drops the attention-score term, full recomputation keeps each layer's input.",
+    ),
+    (
+        "Assumptions",
+        "Transformer layers share geometry. Aggregate Korthikanti-style coefficients and explicit "
+        "tensor line items are separate approximations; segment sizes use integer division.",
+    ),
+    (
+        "Excludes",
+        "Allocator reserves, runtime workspaces, unequal layer shapes; leftover segment layers are "
+        "absent from the simple segment estimate.",
+    ),
+)
 
 _FLAGS = {"adapter_mode", "adapter_stated", "has_master", "seq_given"}
 
@@ -290,9 +310,10 @@ def _inputs(scenario: Any) -> tuple[InputRow, ...]:
         rows.append(InputRow(name, label, text))
     w = scenario.workload
     rows.append(InputRow("workload.parameters", "model parameters", format_magnitude("", w.parameters.magnitude)))
-    for attr in ("layers", "hidden_dim", "heads", "kv_heads", "context_length"):
-        if getattr(w, attr) is not None:
-            rows.append(InputRow(f"workload.{attr}", QUANTITIES[attr].label, str(getattr(w, attr))))
+    attrs = ("layers", "hidden_dim", "heads", "kv_heads", "context_length")
+    rows.extend(
+        InputRow(f"workload.{a}", QUANTITIES[a].label, str(getattr(w, a))) for a in attrs if getattr(w, a) is not None
+    )
     hw = getattr(scenario, "hardware", None)
     if hw is not None:
         rows.append(InputRow("hardware.memory.capacity", "device memory capacity", f"{hw.memory.capacity:~P}"))

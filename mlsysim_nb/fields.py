@@ -8,6 +8,7 @@ bytes; a quantity of the wrong dimension is refused.
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -19,6 +20,11 @@ from mlsysim_nb.units import Q_, dimensionality, factor, ureg
 __all__ = ["check_count", "check_number", "check_quantity"]
 
 _ARRAY_KINDS = "iuf"
+
+
+def _is_real(value: Any) -> bool:
+    """A real number of any kind (int, float, Fraction, Decimal), without narrowing the type for mypy."""
+    return isinstance(value, numbers.Real)
 
 
 def _is_quantity(value: Any) -> bool:
@@ -42,7 +48,7 @@ def _first_bad(array: np.ndarray, bad: np.ndarray) -> Any:
     return array[bad].flat[0].item()
 
 
-def check_count(
+def check_count(  # noqa: C901 - one check per way a count can be wrong, each with its message
     owner: str, field: str, value: Any, *, minimum: int = 1, maximum: int | None = None, optional: bool = False
 ) -> Any:
     """A whole number ``>= minimum`` (an int, an integral float, or an array of them).
@@ -67,9 +73,10 @@ def check_count(
         return _check_count_array(owner, field, array, minimum, maximum)
     if isinstance(value, np.generic):
         value = value.item()
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if isinstance(value, bool) or not _is_real(value):
         raise FieldError(owner, field, f"must be a whole number, got {value!r}")
-    if value != value or value in (float("inf"), float("-inf")):
+    value = value if isinstance(value, int) else float(value)
+    if not math.isfinite(value):
         raise FieldError(owner, field, f"must be a finite whole number, got {value!r}")
     if int(value) != value:
         raise FieldError(owner, field, f"must be a whole number, got the fraction {value!r}")
@@ -98,7 +105,9 @@ def _check_count_array(owner: str, field: str, array: np.ndarray, minimum: int, 
     return array.astype(np.int64)
 
 
-def check_number(owner: str, field: str, value: Any, *, positive: bool = True, optional: bool = False) -> Any:
+def check_number(  # noqa: C901 - one check per way a number can be wrong, each with its message
+    owner: str, field: str, value: Any, *, positive: bool = True, optional: bool = False
+) -> Any:
     """A real number (or array) that is positive, or non-negative with ``positive=False``."""
     if value is None:
         if optional:
@@ -113,9 +122,11 @@ def check_number(owner: str, field: str, value: Any, *, positive: bool = True, o
         return array
     if isinstance(value, np.generic):
         value = value.item()
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if isinstance(value, bool) or not _is_real(value):
         raise FieldError(owner, field, f"must be a number, got {value!r}")
-    if value != value or value in (float("inf"), float("-inf")):
+    if not isinstance(value, (int, float)):
+        value = float(value)
+    if not math.isfinite(value):
         raise FieldError(owner, field, f"must be finite, got {value!r}")
     if positive and not value > 0:
         raise FieldError(owner, field, f"must be positive, got {value!r}")
@@ -145,7 +156,7 @@ def check_quantity(
     >>> check_quantity("S", "bytes_per_value", Q_(3, "s"), "byte")
     Traceback (most recent call last):
     ...
-    mlsysim_nb.errors.FieldUnitError: S.bytes_per_value: must be in units of [information] (like byte), got 3 s, which is [time]
+    mlsysim_nb.errors.FieldUnitError: S.bytes_per_value: must be in units of [information] (like byte), ...
     """
     if value is None:
         if optional:
@@ -154,17 +165,18 @@ def check_quantity(
     if isinstance(value, str):
         try:
             value = Q_(value)
-        except Exception as err:  # pint raises several kinds on bad text
+        except Exception as err:  # noqa: BLE001 - pint raises many kinds on bad text; all mean "cannot read"
             raise FieldError(owner, field, f"cannot read {value!r} as a quantity ({err})") from None
     if not _is_quantity(value):
         if not allow_plain:
-            raise FieldUnitError(owner, field, f"must be a quantity with a unit, like Q_(2, {base!r}), got {value!r}")
+            msg = f"must be a quantity with a unit, like Q_(2, {base!r}), got {value!r}"
+            raise FieldUnitError(owner, field, msg)
         unit = plain_unit or base
         number = check_number(owner, field, value, positive=positive)
         return Q_(number, unit), number * factor(unit, base) if unit != base else number
     try:
         scale = factor(value.units, base)
-    except Exception:
+    except Exception:  # noqa: BLE001 - DimensionalityError or an unparseable unit: both are "wrong unit"
         want = dimensionality(base)
         got = dimensionality(value.units)
         msg = f"must be in units of {want} (like {base}), got {value:~P}, which is {got}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ _BINARY_STEPS = [(2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")]
 _RATE_STEPS = [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s")]
 
 
-def _scaled(value: float, steps: list[tuple[float, str]], unit: str, html: bool) -> str:
+def _scaled(value: float, steps: Sequence[tuple[float, str]], unit: str, html: bool) -> str:
     for size, name in steps:
         if abs(value) >= size:
             return f"{format_number(value / size, html=html)} {name}"

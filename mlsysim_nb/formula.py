@@ -103,7 +103,7 @@ class Symbol:
         return out
 
     def latex(self) -> str:
-        """LaTeX form, e.g. ``M_{\\mathrm{w}}``."""
+        r"""LaTeX form, e.g. ``M_{\\mathrm{w}}``."""
         if not self.sub:
             return self.letter
         return f"{self.letter}_{{\\mathrm{{{self.sub}}}}}"
@@ -141,6 +141,14 @@ def _check(node: ast.AST, expression: str) -> None:
             raise FormulaSyntaxError(msg)
 
 
+def _callee(node: ast.Call) -> str:
+    """The called function's name (``_check`` guarantees a plain name)."""
+    if not isinstance(node.func, ast.Name):  # pragma: no cover - refused by _check
+        msg = "only plain function names may be called"
+        raise FormulaSyntaxError(msg)
+    return node.func.id
+
+
 def _compile(node: ast.AST) -> Compiled:
     """Turn a checked tree into a closure ``f(get)``; ``get(name)`` supplies magnitudes."""
     if isinstance(node, ast.Expression):
@@ -162,8 +170,7 @@ def _compile(node: ast.AST) -> Compiled:
         left, right = _compile(node.left), _compile(node.comparators[0])
         return lambda get: left(get) <= right(get)
     if isinstance(node, ast.Call):
-        assert isinstance(node.func, ast.Name)  # guaranteed by _check
-        fn = _FUNCTIONS[node.func.id]
+        fn = _FUNCTIONS[_callee(node)]
         args = [_compile(a) for a in node.args]
         return lambda get: fn(*(a(get) for a in args))
     msg = f"cannot compile {type(node).__name__}"  # pragma: no cover - _check refuses it
@@ -196,7 +203,7 @@ class _Style:
     le: str
     call: Callable[[str, list[str]], str]
     paren: Callable[[str], str]
-    number: Callable[[float], str]
+    number: Callable[[Any], str]
 
 
 def _num_text(v: float) -> str:
@@ -259,25 +266,26 @@ def _precedence(node: ast.AST) -> int:
     return 5
 
 
-def _render(node: ast.AST, style: _Style, leaf: Leaf) -> str:
+def _render(node: ast.AST, style: _Style, leaf: Leaf) -> str:  # noqa: C901 - one branch per node kind
     """Render a checked tree with the spellings of ``style``; ``leaf`` writes names."""
     if isinstance(node, ast.Expression):
         return _render(node.body, style, leaf)
     if isinstance(node, ast.Constant):
-        return style.number(node.value)
+        return style.number(node.value)  # _check allows only int and float constants
     if isinstance(node, ast.Name):
         return leaf(node.id)
     if isinstance(node, ast.UnaryOp):
         inner = _render(node.operand, style, leaf)
         return "-" + (style.paren(inner) if _precedence(node.operand) < 3 else inner)
     if isinstance(node, ast.Call):
-        assert isinstance(node.func, ast.Name)
-        return style.call(node.func.id, [_render(a, style, leaf) for a in node.args])
+        return style.call(_callee(node), [_render(a, style, leaf) for a in node.args])
     if isinstance(node, ast.Compare):
         left = _render(node.left, style, leaf)
         right = _render(node.comparators[0], style, leaf)
         return left + style.le + right
-    assert isinstance(node, ast.BinOp)
+    if not isinstance(node, ast.BinOp):  # pragma: no cover - _check allows nothing else
+        msg = f"cannot render {type(node).__name__}"
+        raise FormulaSyntaxError(msg)
     prec = _precedence(node)
     left = _render(node.left, style, leaf)
     right = _render(node.right, style, leaf)

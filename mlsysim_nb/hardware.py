@@ -24,6 +24,8 @@ class Memory:
 
     capacity: Any
     bandwidth: Any
+    _capacity_bytes: float = field(init=False, repr=False, compare=False)
+    _bandwidth_bytes_per_second: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         capacity, capacity_bytes = check_quantity("Memory", "capacity", self.capacity, "byte")
@@ -77,7 +79,7 @@ _KNOWN = {"name", "memory_capacity", "memory_bandwidth", "peak_flops", "source",
 _REQUIRED = ("name", "memory_capacity", "memory_bandwidth", "source")
 
 
-def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:
+def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:  # noqa: C901, PLR0912 - one check per key
     if not isinstance(table, dict):
         raise HardwareFileError(path, "each accelerator must be a [table]", entry=key)
     if not _KEY.match(key):
@@ -106,7 +108,7 @@ def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:
         if raw is None:
             continue
         if not isinstance(raw, str):
-            raise HardwareFileError(path, f"must be a string with its unit, like \"80 GB\", got {raw!r}", key, name)
+            raise HardwareFileError(path, f'must be a string with its unit, like "80 GB", got {raw!r}', key, name)
         try:
             values[name], _ = check_quantity("hardware", name, raw, base)
         except FieldError as err:

@@ -53,7 +53,9 @@ def inputs_table(rows: tuple[InputRow, ...]) -> str:
 
 def _step_row(step: Step) -> str:
     # step.equation/substituted/result html come from the formula renderer, which escapes names and symbols
-    label = "" if step.label == step.name.replace("_", " ") else f'<br><span class="msn-label">{escape(step.label)}</span>'
+    label = (
+        "" if step.label == step.name.replace("_", " ") else f'<br><span class="msn-label">{escape(step.label)}</span>'
+    )
     name = f'<th class="msn-name">{escape(step.name)}{label}</th>'
     lhs = step.symbol[1]
     case = f' <span class="msn-case">({escape(step.case)})</span>' if step.case else ""
@@ -89,7 +91,8 @@ def summary_html(derivation: Derivation) -> str:
         if word in text:
             text = text.replace(word, f', <span class="{cls}">{word[2:]}</span>', 1)
             break
-    title = f'<div class="msn-title">{escape(derivation.title)} <span class="msn-kind">{escape(derivation.kind)}</span></div>'
+    kind = f'<span class="msn-kind">{escape(derivation.kind)}</span>'
+    title = f'<div class="msn-title">{escape(derivation.title)} {kind}</div>'
     return f'{title}<div class="msn-summary">{text}</div>'
 
 
@@ -143,7 +146,10 @@ def hardware_html(node: Any) -> str:
     """An accelerator as a small table with its source."""
     mem = node.memory
     rows = [
-        ["memory.capacity", f"{mem.capacity:~P} ({mem.capacity.m_as('GB'):,.1f} GB, {mem.capacity.m_as('GiB'):,.1f} GiB)"],
+        [
+            "memory.capacity",
+            f"{mem.capacity:~P} ({mem.capacity.m_as('GB'):,.1f} GB, {mem.capacity.m_as('GiB'):,.1f} GiB)",
+        ],
         ["memory.bandwidth", f"{mem.bandwidth:~P}"],
         ["peak_flops", "None" if node.peak_flops is None else f"{node.peak_flops:~P}"],
         ["vendor", node.vendor or "None"],

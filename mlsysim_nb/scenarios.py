@@ -101,7 +101,9 @@ class TrainingStateFitScenario(Scenario):
             ("optimizer_bytes_per_parameter", False, False),
             ("master_bytes_per_parameter", True, True),
         ]:
-            stored, env[name] = check_quantity(o, name, getattr(self, name), "byte", positive=positive, optional=optional)
+            stored, env[name] = check_quantity(
+                o, name, getattr(self, name), "byte", positive=positive, optional=optional
+            )
             setf(self, name, stored)
         env["has_master"] = self.master_bytes_per_parameter is not None
         if env["master_bytes_per_parameter"] is None:
@@ -126,7 +128,9 @@ class TrainingStateFitScenario(Scenario):
     def _check_batch(self, o: str, env: dict[str, Any]) -> None:
         batch = check_count(o, "batch_size", self.batch_size, optional=True)
         object.__setattr__(self, "batch_size", batch)
-        stored, env["activations"] = check_quantity(o, "activations", self.activations, "byte", positive=False, optional=True)
+        stored, env["activations"] = check_quantity(
+            o, "activations", self.activations, "byte", positive=False, optional=True
+        )
         object.__setattr__(self, "activations", stored)
         if (batch is None) != (stored is None):
             given, missing = ("activations", "batch_size") if batch is None else ("batch_size", "activations")
@@ -168,9 +172,9 @@ class TrainingStateFitScenario(Scenario):
             raise FieldError(o, field, msg)
 
     def _shape_count(self, shape: dict[str, Any]) -> Any:
-        assert self.workload.layers is not None
+        layers = self.workload.layers or 0  # checked by _check_adapters before this is called
         r, m = shape["adapter_rank"], shape["adapted_matrices"]
-        return self.workload.layers * m * r * (shape["adapter_in_dim"] + shape["adapter_out_dim"])
+        return layers * m * r * (shape["adapter_in_dim"] + shape["adapter_out_dim"])
 
     # -- the seed's properties, each from its formula ---------------------------------
     weights = derived("weights")
@@ -244,7 +248,7 @@ class TrainingStateFitScenario(Scenario):
             raise NotApplicableError("activations_at", _NEEDS_ACTIVATIONS)
         from mlsysim_nb.base import _wrap
 
-        return _wrap("activations_at", self._env.with_inputs({"at_batch_size": at}).get("activations_at"), "byte")
+        return _wrap("activations_at", self._env.with_inputs({"at_batch_size": at}).get("activations_at"))
 
     def checkpoint_write_time(self, bandwidth: Any) -> Any:
         """Seconds to write ``checkpoint`` at ``bandwidth`` (a quantity such as ``Q_(2, "GB/s")``).
@@ -256,7 +260,7 @@ class TrainingStateFitScenario(Scenario):
         from mlsysim_nb.base import _wrap
 
         env = self._env.with_inputs({"write_bandwidth": rate})
-        return _wrap("checkpoint_write_time", env.get("checkpoint_write_time"), "second")
+        return _wrap("checkpoint_write_time", env.get("checkpoint_write_time"))
 
     def __repr__(self) -> str:
         from mlsysim_nb.summary import summary_line
@@ -314,7 +318,7 @@ class ActivationMemoryScenario(Scenario):
         seq = check_count(o, "seq_len", self.seq_len, optional=True)
         if seq is None and w.context_length is None:
             raise FieldError(o, "seq_len", f"is required: {w.name} gives no context_length to fall back on")
-        precision = self.precision_bytes
+        precision: Any = self.precision_bytes
         if isinstance(precision, str) or hasattr(precision, "units"):
             _, precision = check_quantity(o, "precision_bytes", precision, "byte")
         precision = check_number(o, "precision_bytes", precision)
@@ -395,7 +399,7 @@ class ActivationMemoryScenario(Scenario):
         from mlsysim_nb.base import _wrap
 
         name = f"activations_{strategy}"
-        return _wrap(name, self._env.get(name), "byte")
+        return _wrap(name, self._env.get(name))
 
     def checkpoint_memory_units(self, checkpoints: int) -> Any:
         """Activation memory with ``checkpoints`` evenly spaced checkpoints, in layers: ``k + L/k``."""

@@ -23,14 +23,14 @@ def format_bytes(n: float, unit: str = "GB") -> str:
 
 def recipe(s: Any) -> str:
     """``"FP32 + Adam"``, ``"16-bit + FP32 master + Adam"``, with ``+ LoRA`` in adapter mode."""
-    env = s._env.values
-    width = _WIDTH_NAMES.get(env["bytes_per_value"], f"{env['bytes_per_value']:g} B")
-    parts = [width]
-    if env["has_master"]:
-        parts.append(f"{_WIDTH_NAMES.get(env['master_bytes_per_parameter'], 'B')} master")
-    opt = env["optimizer_bytes_per_parameter"]
+    value = s.magnitude("bytes_per_value")
+    parts = [_WIDTH_NAMES.get(value, f"{value:g} B")]
+    if s.master_bytes_per_parameter is not None:
+        master = s.magnitude("master_bytes_per_parameter")
+        parts.append(f"{_WIDTH_NAMES.get(master, f'{master:g} B')} master")
+    opt = s.magnitude("optimizer_bytes_per_parameter")
     parts.append(_OPTIMIZER_NAMES.get(opt, f"{opt:g} B optimizer"))
-    if env["adapter_mode"]:
+    if s.adapter_mode:
         parts.append("adapters")
     return " + ".join(parts)
 
@@ -42,7 +42,8 @@ def _training(s: Any) -> str:
         return f"{head}: {format_bytes(total)} of parameter state (no hardware to fit against)"
     cap = s.magnitude("capacity")
     verdict = "fits" if s.fits else "does not fit"
-    line = f"{head} on {s.hardware.name}: {format_bytes(total)} of {format_bytes(cap)} ({100 * total / cap:.1f} %), {verdict}"
+    share = f"{format_bytes(total)} of {format_bytes(cap)} ({100 * total / cap:.1f} %)"
+    line = f"{head} on {s.hardware.name}: {share}, {verdict}"
     if s.activations is not None:
         train = s.magnitude("training_total")
         line += f"; with activations {format_bytes(train)} ({100 * train / cap:.1f} %)"

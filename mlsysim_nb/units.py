@@ -29,9 +29,7 @@ __all__ = ["Q_", "Quantity", "Unit", "factor", "maker", "ureg"]
 _DEFINITIONS = resources.files("mlsysim_nb") / "units.txt"
 
 with resources.as_file(_DEFINITIONS) as _path:
-    ureg: pint.UnitRegistry = pint.UnitRegistry(
-        str(_path), autoconvert_offset_to_baseunit=True, cache_folder=None
-    )
+    ureg: Any = pint.UnitRegistry(str(_path), autoconvert_offset_to_baseunit=True, cache_folder=None)
 ureg.formatter.default_format = "~P"
 
 Q_ = ureg.Quantity
@@ -77,8 +75,8 @@ def maker(name: str) -> Any:
 
     def fast(value: Any) -> Any:
         q = object.__new__(cls)
-        q._magnitude = value  # noqa: SLF001
-        q._units = units  # noqa: SLF001
+        q._magnitude = value
+        q._units = units
         return q
 
     def slow(value: Any) -> Any:
@@ -87,7 +85,10 @@ def maker(name: str) -> Any:
     try:
         probe = fast(2.5)
         ok = probe == ureg.Quantity(2.5, name) and format(probe, "~P") == format(ureg.Quantity(2.5, name), "~P")
-        ok = ok and probe.to(template.to_base_units().units).magnitude == ureg.Quantity(2.5, name).to_base_units().magnitude
+        ok = (
+            ok
+            and probe.to(template.to_base_units().units).magnitude == ureg.Quantity(2.5, name).to_base_units().magnitude
+        )
     except Exception:  # noqa: BLE001 - any failure means: use the public constructor
         ok = False
     return fast if ok else slow

@@ -29,7 +29,7 @@ __all__ = ["MemoryBarWidget", "ScenarioExplorer", "explore"]
 STATIC = Path(__file__).parent / "static"
 
 
-class MemoryBarWidget(anywidget.AnyWidget):  # type: ignore[misc]
+class MemoryBarWidget(anywidget.AnyWidget):
     """Stacked memory bars against a capacity line, drawn in the browser (SVG) from Python numbers."""
 
     _esm = STATIC / "memory_bar.js"
@@ -66,26 +66,32 @@ def chart_data(scenario: Any) -> dict[str, Any]:
 
 
 def _widget(spec: ControlSpec) -> Any:
-    common = {"description": spec.label, "style": {"description_width": "initial"},
-              "layout": w.Layout(width="95%")}  # fmt: skip
+    common = {"description": spec.label, "style": {"description_width": "initial"}, "layout": w.Layout(width="95%")}
     if spec.kind == "log":
         lo, hi = log2_bounds(spec)
-        return w.FloatLogSlider(value=spec.value, base=2, min=lo, max=hi, step=1, readout_format=".0f",
-                                continuous_update=True, **common)  # fmt: skip
+        return w.FloatLogSlider(
+            value=spec.value, base=2, min=lo, max=hi, step=1, readout_format=".0f", continuous_update=True, **common
+        )
     if spec.kind == "int":
-        return w.IntSlider(value=int(spec.value), min=int(spec.low), max=int(spec.high), continuous_update=True, **common)
+        return w.IntSlider(
+            value=int(spec.value), min=int(spec.low), max=int(spec.high), continuous_update=True, **common
+        )
     if spec.kind == "dropdown":
         return w.Dropdown(options=list(spec.options), value=spec.value, **common)
     if spec.kind == "toggle":
         return w.Checkbox(value=bool(spec.value), indent=False, **common)
     if spec.kind == "strategy":
-        return w.ToggleButtons(options=list(spec.options), value=spec.value, description=spec.label,
-                               style={"description_width": "initial", "button_width": "6em"})  # fmt: skip
+        return w.ToggleButtons(
+            options=list(spec.options),
+            value=spec.value,
+            description=spec.label,
+            style={"description_width": "initial", "button_width": "6em"},
+        )
     msg = f"unknown control kind {spec.kind!r}"
     raise ValueError(msg)
 
 
-class ScenarioExplorer(w.HBox):  # type: ignore[misc]
+class ScenarioExplorer(w.HBox):
     """A live panel: controls on the left; the derivation and the chart on the right.
 
     ``panel.scenario`` is the current (frozen) scenario; continue from it in
@@ -140,7 +146,7 @@ class ScenarioExplorer(w.HBox):  # type: ignore[misc]
             self._render(derivation=False)
             return
         if spec.kind == "log":
-            value = int(round(value))
+            value = round(value)
         try:
             new = apply_control(self._scenario, spec, value)
         except Exception as err:  # noqa: BLE001 - any rejection is shown, never raised into the notebook
@@ -160,9 +166,10 @@ class ScenarioExplorer(w.HBox):  # type: ignore[misc]
         """The starting scenario's title plus what the controls changed, so the title never misleads."""
         origin = self._origin
         changed = [
-            name for name in new.field_names()
+            name
+            for name in new.field_names()
             if name not in ("name", "description") and getattr(new, name) != getattr(origin, name)
-        ]  # fmt: skip
+        ]
         base = origin.name or type(origin).__name__
         return base if not changed else f"{base} — changed: {', '.join(changed)}"
 
@@ -196,7 +203,9 @@ class ScenarioExplorer(w.HBox):  # type: ignore[misc]
             self._syncing = False
 
     def __repr__(self) -> str:
-        return f"ScenarioExplorer({type(self._scenario).__name__}: {self._scenario.name or summary_line(self._scenario)})"
+        return (
+            f"ScenarioExplorer({type(self._scenario).__name__}: {self._scenario.name or summary_line(self._scenario)})"
+        )
 
 
 def explore(scenario: Any) -> ScenarioExplorer:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 
-import matplotlib
+import matplotlib as mpl
 from hypothesis import HealthCheck, settings
 
-matplotlib.use("Agg")
+mpl.use("Agg")
 
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.register_profile(

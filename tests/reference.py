@@ -20,22 +20,61 @@ from mlsysim.models import types as _ref_models  # noqa: E402
 RQ = ref.ureg.Quantity
 
 TRAINING_PROPERTIES = [
-    "weights", "gradients", "optimizer_state", "optimizer_values_per_parameter", "master_weights",
-    "bytes_per_trained_parameter", "adapter_count", "adapter_state", "adapter_weights", "adapter_gradients",
-    "adapter_master", "adapter_optimizer_state", "adapter_fraction", "full_state", "adapter_saved",
-    "adapter_reduction", "adapter_kept_share", "frozen_share", "adapter_reduction_ceiling", "total", "copies",
-    "training_total", "training_copies", "fits", "capacity_share", "training_capacity_multiple",
-    "resident_batch_limit", "max_resident_batch", "checkpoint", "update_bytes_per_parameter",
-    "update_traffic", "update_time",
-]  # fmt: skip
+    "weights",
+    "gradients",
+    "optimizer_state",
+    "optimizer_values_per_parameter",
+    "master_weights",
+    "bytes_per_trained_parameter",
+    "adapter_count",
+    "adapter_state",
+    "adapter_weights",
+    "adapter_gradients",
+    "adapter_master",
+    "adapter_optimizer_state",
+    "adapter_fraction",
+    "full_state",
+    "adapter_saved",
+    "adapter_reduction",
+    "adapter_kept_share",
+    "frozen_share",
+    "adapter_reduction_ceiling",
+    "total",
+    "copies",
+    "training_total",
+    "training_copies",
+    "fits",
+    "capacity_share",
+    "training_capacity_multiple",
+    "resident_batch_limit",
+    "max_resident_batch",
+    "checkpoint",
+    "update_bytes_per_parameter",
+    "update_traffic",
+    "update_time",
+]
 ACTIVATION_PROPERTIES = [
-    "sequence", "per_token_bytes_coefficient", "score_bytes_coefficient", "score_share",
-    "per_sequence_activations", "segment_layers", "segment_input", "segment_inputs", "live_segment",
-    "checkpointed_activations", "per_token_activations", "score_activations",
-    "projection_activations_per_layer", "ffn_activations_per_layer", "score_activations_per_layer",
-    "line_items_per_layer", "line_items_total", "forward_equivalents", "recompute_forward_equivalents",
+    "sequence",
+    "per_token_bytes_coefficient",
+    "score_bytes_coefficient",
+    "score_share",
+    "per_sequence_activations",
+    "segment_layers",
+    "segment_input",
+    "segment_inputs",
+    "live_segment",
+    "checkpointed_activations",
+    "per_token_activations",
+    "score_activations",
+    "projection_activations_per_layer",
+    "ffn_activations_per_layer",
+    "score_activations_per_layer",
+    "line_items_per_layer",
+    "line_items_total",
+    "forward_equivalents",
+    "recompute_forward_equivalents",
     "recompute_overhead",
-]  # fmt: skip
+]
 
 
 def ref_workload(w: Workload) -> Any:
@@ -113,7 +152,7 @@ def outcome(obj: Any, name: str, *args: Any) -> tuple[str, Any]:
         value = getattr(obj, name)
         if args:
             value = value(*args)
-    except Exception as err:  # the reference fails with TypeError/AttributeError on None inputs
+    except Exception as err:  # noqa: BLE001 - the reference fails with TypeError/AttributeError/ZeroDivisionError
         return "raises", type(err).__name__
     return "ok", value
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from mlsysim_nb import ActivationMemoryScenario, Hardware, Q_, TrainingStateFitScenario, Workload
+from mlsysim_nb import Q_, ActivationMemoryScenario, Hardware, TrainingStateFitScenario, Workload
 
 counts = st.integers(min_value=1, max_value=10**6)
 

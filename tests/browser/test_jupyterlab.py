@@ -45,11 +45,20 @@ def _free_port() -> int:
 
 def _notebook(path: Path) -> None:
     nb = {
-        "cells": [{"cell_type": "code", "execution_count": None, "id": "explore", "metadata": {}, "outputs": [],
-                   "source": NOTEBOOK_SOURCE}],
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": "explore",
+                "metadata": {},
+                "outputs": [],
+                "source": NOTEBOOK_SOURCE,
+            }
+        ],
         "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
-        "nbformat": 4, "nbformat_minor": 5,
-    }  # fmt: skip
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     path.write_text(json.dumps(nb), encoding="utf-8")
 
 
@@ -70,18 +79,31 @@ def lab(tmp_path_factory: pytest.TempPathFactory, chromium_path: str) -> Iterato
         json.dumps({"fetchNews": "false", "checkForUpdates": False})
     )
     env = dict(os.environ)
-    for name, sub in [("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_RUNTIME_DIR", "runtime"),
-                      ("JUPYTERLAB_WORKSPACES_DIR", "workspaces")]:  # fmt: skip
+    for name, sub in [
+        ("JUPYTER_CONFIG_DIR", "config"),
+        ("JUPYTER_RUNTIME_DIR", "runtime"),
+        ("JUPYTERLAB_WORKSPACES_DIR", "workspaces"),
+    ]:
         (root / sub).mkdir()
         env[name] = str(root / sub)
     env["JUPYTERLAB_SETTINGS_DIR"] = str(settings)
     port, token = _free_port(), secrets.token_hex(16)
     cmd = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-        f"--IdentityProvider.token={token}", "--allow-root", f"--ServerApp.root_dir={work}",
-        "--ServerApp.port_retries=0", "--LabApp.extension_manager=readonly", "--LabApp.news_url=None",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--LabApp.expose_app_in_browser=True",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        f"--IdentityProvider.token={token}",
+        "--allow-root",
+        f"--ServerApp.root_dir={work}",
+        "--ServerApp.port_retries=0",
+        "--LabApp.extension_manager=readonly",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.expose_app_in_browser=True",
+    ]
     log = (root / "server.log").open("w")
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
@@ -159,7 +181,7 @@ def test_explorer_responds_in_jupyterlab(browser: Any, lab: dict[str, Any], arti
     page.keyboard.press("ArrowLeft")
     _wait_text(page, ".msn-summary", summary_line(halved))
     _wait_text(page, ".msn-bar-total", _fmt_gb(halved.training_total.m_as("GB")))
-    assert "16" == slider.locator(".widget-readout").inner_text().strip()
+    assert slider.locator(".widget-readout").inner_text().strip() == "16"
 
     # choose another accelerator: the verdict and the capacity line follow
     page.locator(".widget-dropdown", has_text="accelerator").locator("select").select_option(label="NVIDIA T4")
@@ -174,4 +196,4 @@ def test_explorer_responds_in_jupyterlab(browser: Any, lab: dict[str, Any], arti
 
     page.screenshot(path=str(artifacts / "jupyterlab-explorer.png"), full_page=False)
     context.close()
-    assert [] == errors
+    assert errors == []

@@ -15,11 +15,27 @@ CONTRAST_JS = (Path(__file__).parent / "contrast.js").read_text(encoding="utf-8"
 
 # JupyterLab 4's theme variables (light and dark), as a notebook page defines them
 THEMES = {
-    "light": {"attr": "true", "vars": {"--jp-layout-color0": "#ffffff", "--jp-layout-color2": "#eeeeee",
-              "--jp-content-font-color0": "rgba(0, 0, 0, 1)", "--jp-border-color2": "#e0e0e0"}, "bg": "#ffffff"},
-    "dark": {"attr": "false", "vars": {"--jp-layout-color0": "#111111", "--jp-layout-color2": "#424242",
-             "--jp-content-font-color0": "rgba(255, 255, 255, 1)", "--jp-border-color2": "#616161"}, "bg": "#111111"},
-}  # fmt: skip
+    "light": {
+        "attr": "true",
+        "vars": {
+            "--jp-layout-color0": "#ffffff",
+            "--jp-layout-color2": "#eeeeee",
+            "--jp-content-font-color0": "rgba(0, 0, 0, 1)",
+            "--jp-border-color2": "#e0e0e0",
+        },
+        "bg": "#ffffff",
+    },
+    "dark": {
+        "attr": "false",
+        "vars": {
+            "--jp-layout-color0": "#111111",
+            "--jp-layout-color2": "#424242",
+            "--jp-content-font-color0": "rgba(255, 255, 255, 1)",
+            "--jp-border-color2": "#616161",
+        },
+        "bg": "#111111",
+    },
+}
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +67,8 @@ def test_page_renders_with_contrast(browser: Any, page_file: Path, artifacts: Pa
     page.close()
     assert len(results) > 100
     low = [r for r in results if r["ratio"] < 4.5]
-    assert [] == low
-    assert [] == errors
+    assert low == []
+    assert errors == []
 
 
 def test_chart_image_loads(browser: Any, page_file: Path) -> None:

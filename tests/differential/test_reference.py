@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from hypothesis import given
 
-from mlsysim_nb import NotApplicableError, Q_, Scenarios
-from tests.reference import ACTIVATION_PROPERTIES, TRAINING_PROPERTIES, RQ, outcome, ref_scenario, same
+from mlsysim_nb import Q_, NotApplicableError, Scenarios
+from tests.reference import ACTIVATION_PROPERTIES, RQ, TRAINING_PROPERTIES, outcome, ref_scenario, same
 from tests.strategies import activation_scenarios, training_scenarios
 
 pytestmark = pytest.mark.reference
@@ -28,13 +28,18 @@ def _compare(ours: Any, theirs: Any, names: list[str], calls: list[tuple[str, tu
         _check_one(ours, theirs, name, our_args, ref_args)
 
 
+def _call(obj: Any, name: str, args: tuple) -> Any:
+    value = getattr(obj, name)
+    return value(*args) if args else value
+
+
 def _check_one(ours: Any, theirs: Any, name: str, our_args: tuple, ref_args: tuple) -> None:
     ref_kind, ref_value = outcome(theirs, name, *ref_args)
     if ref_kind == "raises":
+        kind, _ = outcome(ours, name, *our_args)
+        assert kind == "raises", f"{name}: the reference raises, ours gives a number"
         with pytest.raises((NotApplicableError, ValueError)):
-            value = getattr(ours, name)
-            if our_args:
-                value(*our_args)
+            _call(ours, name, our_args)
         return
     our_kind, our_value = outcome(ours, name, *our_args)
     assert our_kind == "ok", f"{name}: reference gives {ref_value!r}, ours raises {our_value}"
@@ -51,8 +56,7 @@ def _training_calls() -> list[tuple[str, tuple, tuple]]:
 
 def _activation_calls(layers: int) -> list[tuple[str, tuple, tuple]]:
     calls = [("activations", (s,), (s,)) for s in ("none", "selective", "full")]
-    for k in sorted({1, max(1, layers // 2), layers}):
-        calls.append(("checkpoint_memory_units", (k,), (k,)))
+    calls.extend(("checkpoint_memory_units", (k,), (k,)) for k in sorted({1, max(1, layers // 2), layers}))
     return calls
 
 
@@ -101,15 +105,17 @@ def test_random_activation_scenarios_match_reference(s: Any) -> None:
 
 def test_reference_reads_plain_bytes_as_bits() -> None:
     """Documents why ours differs on plain numbers: the reference takes bytes_per_value=2 as 2 bits."""
-    from tests.reference import ref_workload
-
     from mlsysim_nb import Workloads
+    from tests.reference import ref_workload
 
     theirs = ref_scenario(Scenarios.Gpt2Fp32AdamOnH100)
     plain = type(theirs)(
-        name="plain", description="plain", workload=ref_workload(Workloads.GPT2_XL), bytes_per_value=2,
+        name="plain",
+        description="plain",
+        workload=ref_workload(Workloads.GPT2_XL),
+        bytes_per_value=2,
         optimizer_bytes_per_parameter=8,
     )
     ours = Scenarios.Gpt2Fp32AdamOnH100.variant(bytes_per_value=2, optimizer_bytes_per_parameter=8)
-    assert 3e9 == ours.weights.m_as("byte")
-    assert 3e9 / 8 == pytest.approx(plain.weights.m_as("byte"))
+    assert ours.weights.m_as("byte") == 3e9
+    assert pytest.approx(plain.weights.m_as("byte")) == 3e9 / 8

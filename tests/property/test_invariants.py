@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mlsysim_nb import NotApplicableError, Q_
+from mlsysim_nb import Q_, NotApplicableError
 from tests.strategies import activation_scenarios, training_scenarios
 
 
@@ -55,7 +55,7 @@ def test_activations_at_is_linear(s: Any, batch: int) -> None:
 
 @given(training_scenarios())
 def test_fits_agrees_with_capacity_share(s: Any) -> None:
-    """fits is exactly capacity_share <= 1 when there is hardware, else False."""
+    """Fits is exactly capacity_share <= 1 when there is hardware, else False."""
     if s.hardware is None:
         assert s.fits is False
     else:
@@ -73,7 +73,7 @@ def test_activations_linear_in_micro_batch(s: Any, factor: int) -> None:
 
 @given(activation_scenarios())
 def test_strategies_are_ordered(s: Any) -> None:
-    """none >= selective >= full (for any precision and geometry)."""
+    """None >= selective >= full (for any precision and geometry)."""
     assert s.activations("none") >= s.activations("selective") >= s.activations("full")
     assert 0 < s.score_share < 1
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mlsysim_nb import ActivationMemoryScenario, NotApplicableError, Q_, Scenarios, Workload, Workloads, ureg
+from mlsysim_nb import ActivationMemoryScenario, NotApplicableError, Scenarios, Workload, Workloads, ureg
 
 
 def test_gpt2_xl_batch32_by_hand() -> None:
@@ -14,27 +14,39 @@ def test_gpt2_xl_batch32_by_hand() -> None:
     assert 48 * sbh * 114 == s.activations("none").m_as("byte")
     assert 48 * sbh * 34 == s.activations("selective").m_as("byte")
     assert 48 * sbh * 2 == s.activations("full").m_as("byte")
-    assert 34.0 == s.per_token_bytes_coefficient
-    assert 80.0 == s.score_bytes_coefficient
-    assert 80 / 114 == pytest.approx(s.score_share, rel=1e-12)
+    assert s.per_token_bytes_coefficient == 34.0
+    assert s.score_bytes_coefficient == 80.0
+    assert pytest.approx(s.score_share, rel=1e-12) == 80 / 114
 
 
 def test_output_units_match_reference() -> None:
     """GB for totals, MB for per-layer items and segment_input."""
     s = Scenarios.Gpt2XlBatch32SegmentCheckpointed
-    for name in ("per_token_activations", "per_sequence_activations", "score_activations", "segment_inputs",
-                 "live_segment", "checkpointed_activations", "line_items_total"):  # fmt: skip
-        assert ureg.GB == getattr(s, name).units, name
-    for name in ("segment_input", "projection_activations_per_layer", "ffn_activations_per_layer",
-                 "score_activations_per_layer", "line_items_per_layer"):  # fmt: skip
-        assert ureg.MB == getattr(s, name).units, name
+    for name in (
+        "per_token_activations",
+        "per_sequence_activations",
+        "score_activations",
+        "segment_inputs",
+        "live_segment",
+        "checkpointed_activations",
+        "line_items_total",
+    ):
+        assert getattr(s, name).units == ureg.GB, name
+    for name in (
+        "segment_input",
+        "projection_activations_per_layer",
+        "ffn_activations_per_layer",
+        "score_activations_per_layer",
+        "line_items_per_layer",
+    ):
+        assert getattr(s, name).units == ureg.MB, name
 
 
 def test_segments_by_hand() -> None:
     """8 segments of 6 layers: 8 inputs of sbh*2 B plus one live segment of 6 layers' per-token bytes."""
     s = Scenarios.Gpt2XlBatch32SegmentCheckpointed
     sbh = 1024 * 32 * 1600
-    assert 6 == s.segment_layers
+    assert s.segment_layers == 6
     assert sbh * 2 == pytest.approx(s.segment_input.m_as("byte"), rel=1e-12)
     expected = 8 * sbh * 2 + 6 * sbh * 34
     assert expected == pytest.approx(s.checkpointed_activations.m_as("byte"), rel=1e-12)
@@ -51,14 +63,14 @@ def test_line_items_by_hand() -> None:
 def test_recompute_arithmetic() -> None:
     """6PD / 2PD = 3 forward passes; full recomputation adds one: 8/6 - 1 = 1/3."""
     s = Scenarios.Gpt3ActivationsMicrobatch4
-    assert 3.0 == s.forward_equivalents
-    assert 1 / 3 == pytest.approx(s.recompute_overhead, rel=1e-12)
-    assert 4.0 == pytest.approx(s.recompute_forward_equivalents, rel=1e-12)
+    assert s.forward_equivalents == 3.0
+    assert pytest.approx(s.recompute_overhead, rel=1e-12) == 1 / 3
+    assert pytest.approx(s.recompute_forward_equivalents, rel=1e-12) == 4.0
 
 
 def test_sequence_falls_back_to_context() -> None:
     """GPT-3's context of 2048 is used when seq_len is absent."""
-    assert 2048 == Scenarios.Gpt3ActivationsMicrobatch4.sequence
+    assert Scenarios.Gpt3ActivationsMicrobatch4.sequence == 2048
     assert isinstance(Scenarios.Gpt3ActivationsMicrobatch4.sequence, int)
 
 
@@ -72,7 +84,7 @@ def test_scores_need_heads() -> None:
     """A workload without heads has no 'none' footprint but a selective one."""
     s = ActivationMemoryScenario(workload=Workloads.HYPOTHETICAL_8B, micro_batch=1, seq_len=2048)
     assert s.activations("selective").m_as("byte") > 0
-    with pytest.raises(NotApplicableError, match="workload.heads"):
+    with pytest.raises(NotApplicableError, match=r"workload\.heads"):
         s.activations("none")
 
 
@@ -83,16 +95,16 @@ def test_unknown_strategy() -> None:
 
 
 def test_checkpoint_memory_units_method() -> None:
-    """k + L/k on the workload's layers, validated."""
+    """K + L/k on the workload's layers, validated."""
     s = Scenarios.Gpt2XlBatch32Activations
-    assert 14.0 == s.checkpoint_memory_units(6)  # 6 + 48/6
+    assert s.checkpoint_memory_units(6) == 14.0  # 6 + 48/6
     with pytest.raises(ValueError, match="checkpoints"):
         s.checkpoint_memory_units(0)
 
 
 def test_llama3_gqa_scores_use_query_heads() -> None:
     """Score coefficient 5 * 32 * 2048 / 4096 = 80 with 32 query heads (KV heads do not enter)."""
-    assert 80.0 == Scenarios.Llama3_8BBatch4Activations.score_bytes_coefficient
+    assert Scenarios.Llama3_8BBatch4Activations.score_bytes_coefficient == 80.0
 
 
 def test_activations_linear_in_micro_batch() -> None:
@@ -106,4 +118,4 @@ def test_tiny_workload() -> None:
     """A toy two-layer model by hand."""
     w = Workload(name="toy", parameters=1000, layers=2, hidden_dim=8, heads=2, context_length=4)
     s = ActivationMemoryScenario(workload=w, micro_batch=1)
-    assert 2 * 4 * 1 * 8 * (34 + 5 * 2 * 4 / 8) == s.activations("none").m_as("byte")
+    assert s.activations("none").m_as("byte") == 2 * 4 * 1 * 8 * (34 + 5 * 2 * 4 / 8)

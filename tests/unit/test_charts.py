@@ -5,15 +5,15 @@ from __future__ import annotations
 import pytest
 
 from mlsysim_nb import Scenarios
-from mlsysim_nb.charts import alt_text, memory_bar, memory_breakdown, png_img
+from mlsysim_nb.charts import alt_text, memory_breakdown, png_img
 
 
 def test_training_breakdown_sums_to_training_total() -> None:
     """The run's bar is weights + gradients + optimizer + master + activations."""
     s = Scenarios.Gpt2MixedPrecisionAdamOnH100
     b = memory_breakdown(s)
-    (label, parts), = b["bars"]
-    assert "this run" == label
+    ((label, parts),) = b["bars"]
+    assert label == "this run"
     assert s.training_total.m_as("byte") == pytest.approx(sum(parts.values()))
     assert s.hardware.memory.capacity.m_as("byte") == b["capacity"]
 
@@ -31,7 +31,7 @@ def test_activation_breakdown_per_strategy() -> None:
     """One bar per strategy plus the segment bar, split into linear and scores."""
     s = Scenarios.Gpt2XlBatch32SegmentCheckpointed
     bars = dict(memory_breakdown(s)["bars"])
-    assert ["none", "selective", "full", "8 segments"] == list(bars)
+    assert list(bars) == ["none", "selective", "full", "8 segments"]
     assert s.activations("none").m_as("byte") == pytest.approx(sum(bars["none"].values()))
     assert s.score_activations.m_as("byte") == pytest.approx(bars["none"]["attention scores"])
 
@@ -42,7 +42,7 @@ def test_figure_bar_widths_in_gb() -> None:
     fig = s.plot()
     ax = fig.axes[0]
     widths = [p.get_width() for p in ax.patches]
-    assert [6.0, 6.0, 12.0, 0.0] == pytest.approx(widths)
+    assert pytest.approx(widths) == [6.0, 6.0, 12.0, 0.0]
 
 
 def test_plot_into_existing_axes() -> None:

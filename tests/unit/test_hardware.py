@@ -6,10 +6,24 @@ from pathlib import Path
 
 import pytest
 
-from mlsysim_nb import Hardware, HardwareCatalog, HardwareFileError, HardwareNode, Q_, load_hardware
+from mlsysim_nb import Q_, Hardware, HardwareCatalog, HardwareFileError, HardwareNode, load_hardware
 
-REQUIRED = ["A100_40GB", "A100_80GB", "H100", "H100_PCIE", "H200", "B200", "MI300X", "GAUDI3",
-            "TPU_V5E", "TPU_V5P", "L4", "T4", "RTX_4090", "JETSON_AGX_ORIN"]  # fmt: skip
+REQUIRED = [
+    "A100_40GB",
+    "A100_80GB",
+    "H100",
+    "H100_PCIE",
+    "H200",
+    "B200",
+    "MI300X",
+    "GAUDI3",
+    "TPU_V5E",
+    "TPU_V5P",
+    "L4",
+    "T4",
+    "RTX_4090",
+    "JETSON_AGX_ORIN",
+]
 
 
 def test_catalog_covers_training_accelerators() -> None:
@@ -51,7 +65,7 @@ def test_user_file_loads_and_joins_catalog(tmp_path: Path) -> None:
     nodes = load_hardware(_write(tmp_path, GOOD))
     assert Q_(48, "GB") == nodes["MY_GPU"].memory.capacity
     catalog = HardwareCatalog()
-    assert ["MY_GPU"] == catalog.add_file(tmp_path / "lab.toml")
+    assert catalog.add_file(tmp_path / "lab.toml") == ["MY_GPU"]
     assert "MY_GPU" in catalog
     assert "MY_GPU" not in Hardware
 
@@ -72,7 +86,9 @@ def test_user_file_loads_and_joins_catalog(tmp_path: Path) -> None:
         (GOOD.replace("[MY_GPU]", "[my-gpu]"), "my-gpu", None, "letters"),
     ],
 )
-def test_malformed_entry_names_file_entry_key(tmp_path: Path, text: str, entry: str, key: str | None, reason: str) -> None:
+def test_malformed_entry_names_file_entry_key(
+    tmp_path: Path, text: str, entry: str, key: str | None, reason: str
+) -> None:
     """Every malformed entry raises HardwareFileError naming the file, the entry and the key."""
     path = _write(tmp_path, text)
     with pytest.raises(HardwareFileError, match=reason) as info:
@@ -117,10 +133,23 @@ def test_data_files_ship_in_wheel(tmp_path: Path) -> None:
 
     repo = Path(__file__).resolve().parents[2]
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(repo)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert 0 == result.returncode, result.stderr
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(repo),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
     wheel = next(tmp_path.glob("mlsysim_nb-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     for vendor in ("nvidia", "amd", "intel", "google"):

@@ -17,8 +17,8 @@ from mlsysim_nb import (
 
 def test_korthikanti_constants() -> None:
     """34 = 11 + 19 + 4 and 5 = 2 + 1 + 2 (Korthikanti et al. 2022, Table 2)."""
-    assert 34 == KORTHIKANTI_PER_TOKEN_BYTES
-    assert 5 == KORTHIKANTI_SCORE_BYTES
+    assert KORTHIKANTI_PER_TOKEN_BYTES == 34
+    assert KORTHIKANTI_SCORE_BYTES == 5
 
 
 def test_activation_memory_gpt3_layer_by_hand() -> None:
@@ -58,21 +58,21 @@ def test_activation_memory_refuses_non_positive(bad: int) -> None:
 
 
 def test_checkpoint_memory_units_minimum_near_sqrt_l() -> None:
-    """k + L/k; for L=48 the minimum over integers is at k=7 (sqrt(48) = 6.93)."""
-    assert 16.0 == calc_checkpoint_memory_units(48, 4)
+    """K + L/k; for L=48 the minimum over integers is at k=7 (sqrt(48) = 6.93)."""
+    assert calc_checkpoint_memory_units(48, 4) == 16.0
     best = min(range(1, 49), key=lambda k: calc_checkpoint_memory_units(48, k))
-    assert 7 == best
+    assert best == 7
 
 
 def test_training_and_decode_flops() -> None:
     """6PD, 8PD with recomputation, 2PD forward."""
-    assert 6 * 1.5e9 * 1000 == calc_transformer_training_flops(1.5e9, 1000).m_as("FLOP")
-    assert 8 * 1.5e9 * 1000 == calc_transformer_training_flops(1.5e9, 1000, True).m_as("FLOP")
-    assert 2 * 1.5e9 == calc_transformer_decode_flops(1.5e9).m_as("FLOP")
+    assert calc_transformer_training_flops(1.5e9, 1000).m_as("FLOP") == 6 * 1.5e9 * 1000
+    assert calc_transformer_training_flops(1.5e9, 1000, True).m_as("FLOP") == 8 * 1.5e9 * 1000
+    assert calc_transformer_decode_flops(1.5e9).m_as("FLOP") == 2 * 1.5e9
 
 
 def test_low_rank_update_params() -> None:
     """r(d_in + d_out); LoRA on a 4096x4096 query at rank 16."""
-    assert 16 * 8192 == calc_low_rank_update_params(4096, 4096, 16)
+    assert calc_low_rank_update_params(4096, 4096, 16) == 16 * 8192
     with pytest.raises(ValueError, match="rank"):
         calc_low_rank_update_params(4096, 4096, 0)

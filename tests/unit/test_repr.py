@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from mlsysim_nb import (
+    Q_,
     ActivationMemoryScenario,
     Hardware,
-    Q_,
     Scenarios,
     TrainingStateFitScenario,
     Workload,
@@ -30,7 +30,7 @@ NASTY = "<script>alert(1)</script> & co"
 
 def _stripped_text(html: str) -> str:
     """What GitHub shows: no <style>, no style=, no class=, then the text content."""
-    html = re.sub(r"<style>.*?</style>", "", html, flags=re.S)
+    html = re.sub(r"<style>.*?</style>", "", html, flags=re.DOTALL)
     html = re.sub(r'\s(style|class)="[^"]*"', "", html)
     text = re.sub(r"<[^>]+>", " ", html)
     return re.sub(r"\s+", " ", unescape(text))
@@ -72,8 +72,14 @@ def test_derivation_substitutes_numbers() -> None:
 
 def _nasty_scenarios() -> list[Any]:
     w = Workload(name=NASTY, parameters=10**9, layers=4, hidden_dim=64, heads=4, context_length=128)
-    t = TrainingStateFitScenario(name=NASTY, description=NASTY, workload=w, hardware=Hardware.H100,
-                                 bytes_per_value=2, optimizer_bytes_per_parameter=8)  # fmt: skip
+    t = TrainingStateFitScenario(
+        name=NASTY,
+        description=NASTY,
+        workload=w,
+        hardware=Hardware.H100,
+        bytes_per_value=2,
+        optimizer_bytes_per_parameter=8,
+    )
     a = ActivationMemoryScenario(name=NASTY, workload=w, micro_batch=2)
     return [t, a]
 
@@ -92,7 +98,7 @@ def test_names_are_escaped_everywhere(index: int) -> None:
 
 def test_no_ids_no_scripts() -> None:
     """Static-safe: no id= and no <script> in any named scenario's repr."""
-    for _, s in Scenarios.items():
+    for s in dict(Scenarios.items()).values():
         html = s.to_html()
         assert " id=" not in html
         assert "<script" not in html.lower()
@@ -121,7 +127,7 @@ def test_details_and_summary_for_collapsing() -> None:
     """Sections collapse with <details>/<summary>, each summary stating a result."""
     html = Scenarios.Gpt2Fp32AdamOnH100.to_html(chart=False)
     summaries = re.findall(r"<summary>(.*?)</summary>", html)
-    assert 7 == len(summaries)
+    assert len(summaries) == 7
     assert "<var>M</var><sub>state</sub>" in html
     assert any("24 GB" in unescape(s) for s in summaries)
 
@@ -172,7 +178,7 @@ def test_set_options_refuses_unknown() -> None:
     """Unknown options and values are errors."""
     with pytest.raises(TypeError):
         set_options(colour="red")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="display_style"):
         set_options(display_style="latex")
 
 
@@ -201,7 +207,7 @@ def test_html_budget() -> None:
 @pytest.mark.parametrize("name", ["Gpt2Fp32AdamOnH100", "Llama3_8BLoraOnH100", "Gpt2XlBatch32SegmentCheckpointed"])
 def test_snapshot(name: str, request: pytest.FixtureRequest) -> None:
     """Golden HTML (without the chart, whose pixels depend on the matplotlib build, and the stylesheet)."""
-    html = re.sub(r"<style>.*?</style>", "<style></style>", Scenarios[name].to_html(chart=False), flags=re.S)
+    html = re.sub(r"<style>.*?</style>", "<style></style>", Scenarios[name].to_html(chart=False), flags=re.DOTALL)
     path = SNAPSHOTS / f"{name}.html"
     if request.config.getoption("--update-snapshots") or not path.exists():
         path.write_text(html, encoding="utf-8")
@@ -209,12 +215,14 @@ def test_snapshot(name: str, request: pytest.FixtureRequest) -> None:
 
 
 def test_cli_show(tmp_path: Path) -> None:
-    """python -m mlsysim_nb show prints the derivation and writes a standalone page."""
+    """Python -m mlsysim_nb show prints the derivation and writes a standalone page."""
     out = tmp_path / "page.html"
     result = subprocess.run(
         [sys.executable, "-m", "mlsysim_nb", "show", "Gpt2Fp32AdamOnH100", "--html", str(out)],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert "M_w = P · b_val" in result.stdout
     page = out.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>")
@@ -223,15 +231,22 @@ def test_cli_show(tmp_path: Path) -> None:
 
 def test_cli_unknown_name() -> None:
     """An unknown name exits 2 with a hint."""
-    result = subprocess.run([sys.executable, "-m", "mlsysim_nb", "show", "Nope"], capture_output=True, text=True)
-    assert 2 == result.returncode
+    result = subprocess.run(
+        [sys.executable, "-m", "mlsysim_nb", "show", "Nope"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 2
     assert "list" in result.stderr
 
 
 def test_plain_number_inputs_show_units() -> None:
     """Inputs print with units: 2 B, 80 GiB."""
-    text = _stripped_text(TrainingStateFitScenario(
-        workload=Workloads.GPT2_XL, hardware=Hardware.H100, bytes_per_value=2, optimizer_bytes_per_parameter=Q_(8, "B"),
-    ).to_html(chart=False))  # fmt: skip
+    text = _stripped_text(
+        TrainingStateFitScenario(
+            workload=Workloads.GPT2_XL,
+            hardware=Hardware.H100,
+            bytes_per_value=2,
+            optimizer_bytes_per_parameter=Q_(8, "B"),
+        ).to_html(chart=False)
+    )
     assert "bytes_per_value bytes per weight or gradient value 2 B" in text
     assert "80 GiB" in text

@@ -6,38 +6,38 @@ import dataclasses
 
 import pytest
 
-from mlsysim_nb import Hardware, NotApplicableError, Q_, Scenarios, TrainingStateFitScenario, Workloads, ureg
+from mlsysim_nb import Q_, Hardware, NotApplicableError, Scenarios, TrainingStateFitScenario, Workloads, ureg
 
 
 def test_gpt2_fp32_adam_by_hand() -> None:
     """GPT-2 XL, FP32 + Adam: 4 + 4 + 8 = 16 B/parameter, 24 GB, 0.279 of an 80 GiB H100."""
     s = Scenarios.Gpt2Fp32AdamOnH100
     assert Q_(16, "byte") == s.bytes_per_trained_parameter
-    assert 24e9 == s.total.m_as("byte")
+    assert s.total.m_as("byte") == 24e9
     assert 6e9 == s.weights.m_as("byte") == s.gradients.m_as("byte")
-    assert 12e9 == s.optimizer_state.m_as("byte")
-    assert 24e9 / (80 * 2**30) == pytest.approx(s.capacity_share, rel=1e-12)
-    assert 0.279 == round(s.capacity_share, 3)
+    assert s.optimizer_state.m_as("byte") == 12e9
+    assert pytest.approx(s.capacity_share, rel=1e-12) == 24e9 / (80 * 2**30)
+    assert round(s.capacity_share, 3) == 0.279
     assert s.fits is True
-    assert 4.0 == s.copies
-    assert 2.0 == s.optimizer_values_per_parameter
+    assert s.copies == 4.0
+    assert s.optimizer_values_per_parameter == 2.0
 
 
 def test_update_traffic_by_hand() -> None:
     """FP32 Adam: read grad 4, read+write weights 8, read+write two moments 16 = 28 B; at 3.35 TB/s."""
     s = Scenarios.Gpt2Fp32AdamOnH100
     assert Q_(28, "byte") == s.update_bytes_per_parameter
-    assert ureg.GB == s.update_traffic.units
-    assert 42.0 == pytest.approx(s.update_traffic.magnitude)
+    assert s.update_traffic.units == ureg.GB
+    assert pytest.approx(s.update_traffic.magnitude) == 42.0
     assert ureg.ms == s.update_time.units
-    assert 42e9 / 3.35e12 * 1e3 == pytest.approx(s.update_time.magnitude, rel=1e-12)
+    assert pytest.approx(s.update_time.magnitude, rel=1e-12) == 42e9 / 3.35e12 * 1e3
 
 
 def test_mixed_precision_updates_master_copy() -> None:
     """With a master copy the update reads and writes the FP32 master: 2 + 2*4 + 16 = 26 B."""
     s = Scenarios.Gpt2MixedPrecisionAdamOnH100
     assert Q_(26, "byte") == s.update_bytes_per_parameter
-    assert 21e9 == s.checkpoint.m_as("byte")  # 3 GB weights + 6 GB master + 12 GB Adam
+    assert s.checkpoint.m_as("byte") == 21e9  # 3 GB weights + 6 GB master + 12 GB Adam
 
 
 def test_resident_batch_limit_by_hand() -> None:
@@ -45,7 +45,7 @@ def test_resident_batch_limit_by_hand() -> None:
     s = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100
     per_sequence = s.activations.m_as("byte") / 32
     assert (80 * 2**30 - 24e9) / per_sequence == pytest.approx(s.resident_batch_limit, rel=1e-12)
-    assert 23 == s.max_resident_batch
+    assert s.max_resident_batch == 23
     assert isinstance(s.max_resident_batch, int)
 
 
@@ -53,17 +53,17 @@ def test_negative_resident_batch_limit_follows_the_seed() -> None:
     """When the state alone overflows, the limit is negative and not clamped (the seed's equation)."""
     s = Scenarios.Llama3_8BFullFineTuneOnH100
     assert s.resident_batch_limit < 0
-    assert -5 == s.max_resident_batch
+    assert s.max_resident_batch == -5
 
 
 def test_lora_rank16_on_hypothetical_8b_by_hand() -> None:
     """32 layers x 2 matrices x 16 x (4096 + 4096) = 8,388,608 adapters; 16 GB frozen + 134 MB adapter state."""
     s = Scenarios.Rank16AdaptersOnHypothetical8B
-    assert 32 * 2 * 16 * 8192 == s.adapter_count
-    assert 8_388_608 * 16 == s.adapter_state.m_as("byte")
-    assert 16e9 + 8_388_608 * 16 == s.total.m_as("byte")
-    assert 128e9 == s.full_state.m_as("byte")
-    assert 8.0 == s.adapter_reduction_ceiling
+    assert s.adapter_count == 32 * 2 * 16 * 8192
+    assert s.adapter_state.m_as("byte") == 8_388_608 * 16
+    assert s.total.m_as("byte") == 16e9 + 8_388_608 * 16
+    assert s.full_state.m_as("byte") == 128e9
+    assert s.adapter_reduction_ceiling == 8.0
     assert s.adapter_reduction < s.adapter_reduction_ceiling
     assert s.adapter_kept_share == pytest.approx(1 / s.adapter_reduction)
 
@@ -79,7 +79,7 @@ def test_adapter_mode_keeps_full_model_gradients_as_seed_says() -> None:
     """In adapter mode `gradients` and `optimizer_state` are still full-model (the seed's definition)."""
     s = Scenarios.Llama3_8BLoraOnH100
     assert s.adapter_mode
-    assert 8.03e9 * 2 == s.gradients.m_as("byte")
+    assert s.gradients.m_as("byte") == 8.03e9 * 2
     assert s.total < s.weights + s.gradients
 
 
@@ -135,7 +135,7 @@ def test_variant_returns_new_validated_object() -> None:
 
 def test_variant_unknown_field_lists_valid_ones() -> None:
     """variant(microbatch=8) is a TypeError listing the valid fields (the reference ignores it)."""
-    with pytest.raises(TypeError, match="unknown field.*'microbatch'.*valid fields are: workload, hardware"):
+    with pytest.raises(TypeError, match=r"unknown field.*'microbatch'.*valid fields are: workload, hardware"):
         Scenarios.Gpt2Fp32AdamOnH100.variant(microbatch=8)
 
 
@@ -149,13 +149,15 @@ def test_plain_number_is_bytes() -> None:
     """bytes_per_value=2 is 2 bytes (the reference reads it as 2 bits)."""
     s = TrainingStateFitScenario(workload=Workloads.GPT2_XL, bytes_per_value=2, optimizer_bytes_per_parameter=8)
     assert Q_(2, "byte") == s.bytes_per_value
-    assert 3e9 == s.weights.m_as("byte")
+    assert s.weights.m_as("byte") == 3e9
 
 
 def test_string_quantities_accepted() -> None:
     """A unit string such as '16 bit' is read as a quantity."""
-    s = TrainingStateFitScenario(workload=Workloads.GPT2_XL, bytes_per_value="16 bit", optimizer_bytes_per_parameter="8 B")
-    assert 2 == s.bytes_per_value.m_as("byte")
+    s = TrainingStateFitScenario(
+        workload=Workloads.GPT2_XL, bytes_per_value="16 bit", optimizer_bytes_per_parameter="8 B"
+    )
+    assert s.bytes_per_value.m_as("byte") == 2
 
 
 def test_swapping_hardware() -> None:

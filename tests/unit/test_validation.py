@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 
 from mlsysim_nb import (
+    Q_,
     ActivationMemoryScenario,
     FieldError,
     FieldUnitError,
     NotApplicableError,
-    Q_,
     Scenarios,
     TrainingStateFitScenario,
     Workload,
@@ -46,7 +46,13 @@ A = Scenarios.Gpt2XlBatch32SegmentCheckpointed
         ({"adapted_matrices": 2, "adapter_in_dim": 8, "adapter_out_dim": 8}, "adapter_rank", "required when"),
         ({"adapter_in_dim": 8}, "adapter_rank", "required when"),
         (
-            {"adapter_parameters": 5, "adapter_rank": 1, "adapted_matrices": 1, "adapter_in_dim": 1, "adapter_out_dim": 1},
+            {
+                "adapter_parameters": 5,
+                "adapter_rank": 1,
+                "adapted_matrices": 1,
+                "adapter_in_dim": 1,
+                "adapter_out_dim": 1,
+            },
             "adapter_parameters",
             "not both",
         ),
@@ -86,9 +92,14 @@ def test_adapter_shape_needs_layers() -> None:
     w = Workload(name="flat", parameters=10**9)
     with pytest.raises(FieldError, match="layers"):
         TrainingStateFitScenario(
-            workload=w, bytes_per_value=2, optimizer_bytes_per_parameter=8,
-            adapter_rank=4, adapted_matrices=1, adapter_in_dim=8, adapter_out_dim=8,
-        )  # fmt: skip
+            workload=w,
+            bytes_per_value=2,
+            optimizer_bytes_per_parameter=8,
+            adapter_rank=4,
+            adapted_matrices=1,
+            adapter_in_dim=8,
+            adapter_out_dim=8,
+        )
 
 
 @pytest.mark.parametrize(

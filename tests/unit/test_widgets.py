@@ -6,7 +6,7 @@ import timeit
 
 import pytest
 
-from mlsysim_nb import Hardware, Q_, Scenarios, compare, explore
+from mlsysim_nb import Q_, Hardware, Scenarios, compare, explore
 from mlsysim_nb.controls import controls_for
 from mlsysim_nb.widgets import MemoryBarWidget, ScenarioExplorer, chart_data
 
@@ -26,13 +26,13 @@ def test_batch_control_rebinds_through_variant(panel: ScenarioExplorer) -> None:
     assert expected == panel.scenario
     assert panel.derivation.value != html
     assert panel.chart.bars != bars
-    assert 1 == panel.recomputes
+    assert panel.recomputes == 1
 
 
 def test_hardware_dropdown(panel: ScenarioExplorer) -> None:
     """Choosing another accelerator swaps hardware; the fit verdict follows the model."""
     panel.set("hardware", "T4")
-    assert Hardware.T4 == panel.scenario.hardware
+    assert panel.scenario.hardware == Hardware.T4
     assert panel.scenario.fits is False
     assert "does not fit" in panel.derivation.value
     assert pytest.approx(16.0) == panel.chart.capacity
@@ -43,7 +43,7 @@ def test_one_change_one_recompute(panel: ScenarioExplorer) -> None:
     panel.set("batch_size", 4)
     panel.set("batch_size", 4)
     panel.set("bytes_per_value", 4.0)
-    assert 2 == panel.recomputes
+    assert panel.recomputes == 2
 
 
 def test_rejected_value_keeps_last_good_state(panel: ScenarioExplorer) -> None:
@@ -58,15 +58,15 @@ def test_rejected_value_keeps_last_good_state(panel: ScenarioExplorer) -> None:
     assert "more than the model" in panel.error
     assert "more than the model" in panel.status.value
     panel.set("adapter_rank", 8)
-    assert "" == panel.error
-    assert 8 == panel.scenario.adapter_rank
+    assert panel.error == ""
+    assert panel.scenario.adapter_rank == 8
 
 
 def test_adapter_toggle_and_rank(panel: ScenarioExplorer) -> None:
     """Adapters on: rank-16 on both 1600-wide matrices; rank changes the adapter state linearly."""
     panel.set("adapter_mode", True)
     s = panel.scenario
-    assert (16, 2, 1600, 1600) == (s.adapter_rank, s.adapted_matrices, s.adapter_in_dim, s.adapter_out_dim)
+    assert (s.adapter_rank, s.adapted_matrices, s.adapter_in_dim, s.adapter_out_dim) == (16, 2, 1600, 1600)
     panel.set("adapter_rank", 32)
     assert 2 * s.adapter_state == panel.scenario.adapter_state
     panel.set("adapter_mode", False)
@@ -79,20 +79,20 @@ def test_stated_adapters_switch_to_shape() -> None:
     p = explore(Scenarios.Llama3_8BLoraOnH100)
     p.set("adapter_rank", 8)
     assert p.scenario.adapter_parameters is None
-    assert 32 * 2 * 8 * 8192 == p.scenario.adapter_count
+    assert p.scenario.adapter_count == 32 * 2 * 8 * 8192
 
 
 def test_activation_panel() -> None:
     """Micro-batch, sequence, segments and the strategy selector."""
     p = explore(Scenarios.Gpt2XlBatch32Activations)
     p.set("seq_len", 2048)
-    assert 2048 == p.scenario.sequence
+    assert p.scenario.sequence == 2048
     p.set("checkpoint_segments", 6)
-    assert 6 == p.scenario.checkpoint_segments
-    assert "6 segments" == p.chart.bars[-1]["label"]
+    assert p.scenario.checkpoint_segments == 6
+    assert p.chart.bars[-1]["label"] == "6 segments"
     n = p.recomputes
     p.set("strategy", "selective")
-    assert "selective" == p.chart.highlight
+    assert p.chart.highlight == "selective"
     assert n == p.recomputes
     p.set("checkpoint_segments", 0)
     assert p.scenario.checkpoint_segments is None
@@ -101,8 +101,8 @@ def test_activation_panel() -> None:
 def test_controls_come_from_field_declarations() -> None:
     """Ranges come from knob() metadata next to the fields."""
     specs = {s.name: s for s in controls_for(Scenarios.Gpt2XlBatch32Activations)}
-    assert (1, 1024) == (specs["micro_batch"].low, specs["micro_batch"].high)
-    assert "log" == specs["micro_batch"].kind
+    assert (specs["micro_batch"].low, specs["micro_batch"].high) == (1, 1024)
+    assert specs["micro_batch"].kind == "log"
     training = {s.name: s for s in controls_for(Scenarios.Gpt2Fp32AdamOnH100)}
     assert {4.0, 2.0, 1.0} <= {v for _, v in training["bytes_per_value"].options}
     assert {8.0, 4.0, 2.0, 0.0} == {v for _, v in training["optimizer_bytes_per_parameter"].options}
@@ -112,8 +112,11 @@ def test_controls_come_from_field_declarations() -> None:
 def test_user_hardware_appears_in_dropdown(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """An accelerator added to the catalog is offered by the hardware dropdown."""
     path = tmp_path / "lab.toml"
-    path.write_text('[LAB_GPU]\nname = "Lab GPU"\nmemory_capacity = "48 GB"\nmemory_bandwidth = "1 TB/s"\n'
-                    'source = "https://example.org/lab"\n', encoding="utf-8")  # fmt: skip
+    path.write_text(
+        '[LAB_GPU]\nname = "Lab GPU"\nmemory_capacity = "48 GB"\nmemory_bandwidth = "1 TB/s"\n'
+        'source = "https://example.org/lab"\n',
+        encoding="utf-8",
+    )
     Hardware.add_file(path)
     try:
         p = explore(Scenarios.Gpt2Fp32AdamOnH100)
@@ -144,7 +147,7 @@ def test_reprs_are_deterministic(panel: ScenarioExplorer) -> None:
     """Fixed reprs (no memory addresses) for nbval."""
     assert "0x" not in repr(panel)
     assert repr(panel).startswith("ScenarioExplorer(TrainingStateFitScenario: ")
-    assert "MemoryBarWidget(1 bars)" == repr(panel.chart)
+    assert repr(panel.chart) == "MemoryBarWidget(1 bars)"
 
 
 def test_live_compare_follows_panel(panel: ScenarioExplorer) -> None:
