@@ -21,38 +21,39 @@ ALLOWED_CELL_METADATA = {"tags", "editable", "deletable", "jupyter"}
 ADDRESS = re.compile(r"at 0x[0-9a-fA-F]{6,16}")
 
 
+def _strip(metadata: dict[str, Any], allowed: set[str], where: str, *, fix: bool) -> list[str]:
+    extra = set(metadata) - allowed
+    if fix:
+        for key in extra:
+            metadata.pop(key)
+    return [f"{where} metadata {sorted(extra)} (kernel, widget-state or editor noise)"] if extra else []
+
+
+def _outputs(index: int, cell: dict[str, Any]) -> list[str]:
+    out = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            out.append(f"cell {index}: error output {output.get('ename')}: {output.get('evalue')}")
+        text = json.dumps(output.get("data", {}).get("text/plain", "")) + json.dumps(output.get("text", ""))
+        if ADDRESS.search(text):
+            out.append(f"cell {index}: output holds a memory address (give the object a fixed repr)")
+    return out
+
+
 def problems(path: Path, *, fix: bool = False) -> list[str]:
     """Everything wrong with one notebook (and, with ``fix``, strip noisy metadata)."""
     nb: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    out: list[str] = []
-    extra = set(nb.get("metadata", {})) - ALLOWED_NOTEBOOK_METADATA
-    if extra:
-        out.append(f"notebook metadata {sorted(extra)} (widget state or editor noise)")
-        if fix:
-            for key in extra:
-                nb["metadata"].pop(key)
+    out = _strip(nb.setdefault("metadata", {}), ALLOWED_NOTEBOOK_METADATA, "notebook", fix=fix)
     expected = 1
     for index, cell in enumerate(nb.get("cells", [])):
-        noisy = set(cell.get("metadata", {})) - ALLOWED_CELL_METADATA
-        if noisy:
-            out.append(f"cell {index}: metadata {sorted(noisy)}")
-            if fix:
-                for key in noisy:
-                    cell["metadata"].pop(key)
+        out += _strip(cell.setdefault("metadata", {}), ALLOWED_CELL_METADATA, f"cell {index}:", fix=fix)
         if cell.get("cell_type") != "code":
             continue
         count = cell.get("execution_count")
         if count != expected:
-            out.append(
-                f"cell {index}: execution_count {count}, expected {expected} (run top to bottom on a fresh kernel)"
-            )
+            out.append(f"cell {index}: execution_count {count}, expected {expected} (run top to bottom, fresh kernel)")
         expected += 1
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "error":
-                out.append(f"cell {index}: error output {output.get('ename')}: {output.get('evalue')}")
-            text = json.dumps(output.get("data", {}).get("text/plain", "")) + json.dumps(output.get("text", ""))
-            if ADDRESS.search(text):
-                out.append(f"cell {index}: output holds a memory address (give the object a fixed repr)")
+        out += _outputs(index, cell)
     if fix:
         path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return out
