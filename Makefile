@@ -5,8 +5,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8888
+NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 
-.PHONY: lab test env test-env lint unit notebooks browser bench clean
+.PHONY: lab test env test-env lint unit nbval notebooks bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,9 +41,19 @@ lint: $(VENV)/.test-installed
 unit: $(VENV)/.test-installed
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not browser"
 
-# everything: lint first, then every test layer (unit, property, differential, notebooks, browser)
+# everything: lint first, then every test layer (unit, property, differential, notebooks under
+# nbval, the Binder environment, browser)
 test: lint
-	$(BIN)/python -m pytest -p no:cacheprovider
+	$(BIN)/python -m pytest -p no:cacheprovider $(NBVAL)
+
+# the notebooks alone, under nbval (strict: every stored output is compared)
+nbval: $(VENV)/.test-installed
+	$(BIN)/python -m pytest -p no:cacheprovider $(NBVAL) notebooks
+
+# re-execute the notebooks top to bottom and store their outputs (after editing one)
+notebooks: $(VENV)/.test-installed
+	$(BIN)/python scripts/execute_notebooks.py
+	$(BIN)/python scripts/check_notebooks.py notebooks
 
 bench: $(VENV)/.test-installed
 	$(BIN)/python benchmarks/run.py
