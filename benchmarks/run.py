@@ -122,16 +122,55 @@ def full_evaluation(first_runs: int) -> list[tuple[str, float | None, float | No
 
 def _optional_rows(t: Any) -> list[tuple[str, float | None, float | None]]:
     """Rows for features that exist only on our side (no reference equivalent)."""
+    from mlsysim_nb.repr_html import scenario_html
+    from mlsysim_nb.widgets import explore
+
     rows: list[tuple[str, float | None, float | None]] = []
-    try:
-        from mlsysim_nb.repr_html import scenario_html
-    except ImportError:
-        return rows
+    scenario_html(t, chart=True)  # warm matplotlib's import and font cache
     rows.append(("HTML repr without chart", median_time(lambda: scenario_html(t, chart=False)), None))
     rows.append(("HTML repr with chart", median_time(lambda: scenario_html(t, chart=True), repeat=5), None))
     html = scenario_html(t, chart=True)
     rows.append(("HTML repr size with chart (KB)", len(html.encode()) / 1e3, None))
+    panel = explore(t)
+    batches = iter([8, 16] * 10_000)
+    rows.append(("one control change (new value to new HTML and chart data)",
+                 median_time(lambda: panel.set("batch_size", next(batches)), repeat=5), None))  # fmt: skip
     return rows
+
+
+SWEEP_SIZE = 100_000
+REFERENCE_SAMPLE = 500
+
+
+def sweep_rows() -> list[tuple[str, float | None, float | None]]:
+    """100,000 configurations: ours as one vectorised sweep; the reference by its natural loop on a sample."""
+    import numpy as np
+
+    from mlsysim_nb import Scenarios, sweep
+    from tests.reference import ref_scenario
+
+    base = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100
+    batches = np.arange(1, SWEEP_SIZE + 1)
+
+    def ours() -> None:
+        s = sweep(base, batch_size=batches)
+        s.fits()
+        s["training_total"]
+        s["resident_batch_limit"]
+
+    ref = ref_scenario(base)
+    per_sequence = ref.activations / ref.batch_size
+
+    def reference_sample() -> None:
+        for b in range(1, REFERENCE_SAMPLE + 1):
+            v = ref.model_copy(update={"batch_size": b, "activations": per_sequence * b})
+            v.fits  # noqa: B018 - reading is the work
+            v.training_total  # noqa: B018
+            v.resident_batch_limit  # noqa: B018
+
+    ref_total = median_time(reference_sample, repeat=3, min_time=0.5) * SWEEP_SIZE / REFERENCE_SAMPLE
+    label = f"sweep of {SWEEP_SIZE:,} configurations (reference: loop over {REFERENCE_SAMPLE}, extrapolated)"
+    return [(label, median_time(ours, repeat=5), ref_total)]
 
 
 def _fmt(seconds: float | None, what: str) -> str:
@@ -160,7 +199,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--first-runs", type=int, default=7, help="fresh processes for time to first answer")
     args = parser.parse_args()
-    rows = full_evaluation(args.first_runs)
+    rows = full_evaluation(args.first_runs) + sweep_rows()
     cpu = platform.processor() or platform.machine()
     print(f"Benchmarks, {datetime.now(UTC).date().isoformat()}, Python {platform.python_version()}, {cpu}, medians\n")
     print(table(rows))

@@ -24,6 +24,7 @@ from mlsysim_nb.physics import (
     calc_transformer_training_flops,
 )
 from mlsysim_nb.scenarios import ActivationMemoryScenario, TrainingStateFitScenario
+from mlsysim_nb.sweeps import Sweep, sweep
 from mlsysim_nb.units import Q_, ureg
 from mlsysim_nb.workloads import Workload, Workloads
 
@@ -44,6 +45,7 @@ __all__ = [
     "Memory",
     "NotApplicableError",
     "Scenarios",
+    "Sweep",
     "TrainingStateFitScenario",
     "Workload",
     "Workloads",
@@ -56,6 +58,7 @@ __all__ = [
     "explore",
     "load_hardware",
     "set_options",
+    "sweep",
     "ureg",
 ]
 

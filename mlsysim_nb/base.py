@@ -137,6 +137,24 @@ def derived(name: str, *, post: Callable[[Any], Any] | None = None) -> Any:
     return property(fget, doc=formula.docstring(SYMBOLS))
 
 
+def _is_array_value(value: Any) -> bool:
+    magnitude = getattr(value, "magnitude", value)
+    return isinstance(magnitude, np.ndarray) and magnitude.ndim > 0
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return a == b
+    result = a == b
+    return bool(np.all(result)) if isinstance(result, np.ndarray) else bool(result)
+
+
+def _hashable(value: Any) -> Any:
+    if hasattr(value, "units") and hasattr(value, "magnitude"):
+        return (float(value.to_base_units().magnitude), str(value.to_base_units().units))
+    return value
+
+
 class Scenario:
     """Base of the frozen scenario dataclasses: validation hooks and ``variant()``."""
 
@@ -161,6 +179,33 @@ class Scenario:
             )
             raise TypeError(msg)
         return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+
+    @property
+    def is_sweep(self) -> bool:
+        """True when a field holds a NumPy array (the properties are then arrays too)."""
+        return any(_is_array_value(v) for v in self.inputs().values())
+
+    def _key(self) -> tuple[Any, ...]:
+        out = []
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            if not f.compare:
+                continue
+            value = getattr(self, f.name)
+            if _is_array_value(value):
+                magnitude = np.asarray(getattr(value, "magnitude", value))
+                unit = str(getattr(value, "units", ""))
+                value = ("array", unit, magnitude.shape, magnitude.tobytes())
+            out.append(value)
+        return tuple(out)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        mine, theirs = self._key(), other._key()
+        return all(_same(a, b) for a, b in zip(mine, theirs, strict=True))
+
+    def __hash__(self) -> int:
+        return hash(tuple(_hashable(v) for v in self._key()))
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:

@@ -88,6 +88,16 @@ def memory_breakdown(scenario: Any) -> dict[str, Any]:
     return {"bars": bars, "capacity": None, "capacity_label": ""}
 
 
+def new_axes(ax: Any = None, *, size: tuple[float, float] = (6.4, 3.6)) -> tuple[Any, Any]:
+    """``(figure, axes)``: the given axes, or a new white figure (OO API, no pyplot state)."""
+    if ax is not None:
+        return ax.figure, ax
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=size, dpi=72, facecolor="white", layout="constrained")
+    return fig, fig.add_subplot()
+
+
 def _gb(x: float) -> float:
     return x / 1e9
 

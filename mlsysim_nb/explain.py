@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from mlsysim_nb.errors import NotApplicableError
 from mlsysim_nb.formatting import format_magnitude, format_result
 from mlsysim_nb.physics import FORMULAS, QUANTITIES, SYMBOLS
@@ -304,6 +306,8 @@ def _inputs(scenario: Any) -> tuple[InputRow, ...]:
             text = "None"
         elif hasattr(value, "units"):
             text = fm("byte", value.m_as("byte")) if value.check("[information]") else f"{value:~P}"
+        elif isinstance(value, np.ndarray):
+            text = fm("", value)
         else:
             text = str(value)
         label = QUANTITIES[name].label if name in QUANTITIES else name

@@ -10,16 +10,29 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from typing import Any
 
 import numpy as np
 
 from mlsysim_nb.errors import FieldError, FieldUnitError
-from mlsysim_nb.units import Q_, dimensionality, factor, ureg
+from mlsysim_nb.units import Q_, dimensionality, factor, unit, ureg
 
 __all__ = ["check_count", "check_number", "check_quantity"]
 
 _ARRAY_KINDS = "iuf"
+
+
+_QUANTITY_TEXT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/][A-Za-z0-9/* ]*?)\s*$")
+
+
+def _parse(text: str) -> Any:
+    """``"80 GiB"`` -> a quantity; the unit string is parsed once and cached (catalog loading reads dozens)."""
+    match = _QUANTITY_TEXT.match(text)
+    if match is None:
+        return Q_(text)
+    number = float(match.group(1))
+    return Q_(int(number) if number.is_integer() and "." not in match.group(1) else number, unit(match.group(2)))
 
 
 def _is_real(value: Any) -> bool:
@@ -164,7 +177,7 @@ def check_quantity(
         raise FieldError(owner, field, "is required")
     if isinstance(value, str):
         try:
-            value = Q_(value)
+            value = _parse(value)
         except Exception as err:  # noqa: BLE001 - pint raises many kinds on bad text; all mean "cannot read"
             raise FieldError(owner, field, f"cannot read {value!r} as a quantity ({err})") from None
     if not _is_quantity(value):

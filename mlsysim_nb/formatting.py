@@ -28,7 +28,10 @@ def format_magnitude(base: str, value: Any, *, html: bool = False) -> str:
     if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
     if isinstance(value, np.ndarray):
-        return f"array of shape {value.shape}"
+        if value.size == 0:
+            return "empty array"
+        low, high = format_magnitude(base, value.min(), html=html), format_magnitude(base, value.max(), html=html)
+        return f"{low} … {high} ({value.size} values)"
     if base == "byte":
         return _scaled(float(value), _BYTE_STEPS, "B", html)
     if base == "byte/second":

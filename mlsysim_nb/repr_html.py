@@ -110,7 +110,7 @@ def scenario_html(scenario: Any, *, chart: bool = True) -> str:
     """The full HTML repr of a scenario. Never raises: a failure becomes a visible message."""
     try:
         img = ""
-        if chart:
+        if chart and not scenario.is_sweep:
             from mlsysim_nb.charts import png_img
 
             img = png_img(scenario)

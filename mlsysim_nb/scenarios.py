@@ -41,7 +41,7 @@ def _is_array(value: Any) -> bool:
     return isinstance(value, np.ndarray) and value.ndim > 0
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class TrainingStateFitScenario(Scenario):
     """Weights, gradients and optimizer state of ``workload`` at one precision, against ``hardware``'s memory.
 
@@ -268,7 +268,7 @@ class TrainingStateFitScenario(Scenario):
         return f"<{type(self).__name__}: {summary_line(self)}>"
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class ActivationMemoryScenario(Scenario):
     """Activation memory of ``workload`` at a micro-batch, under each recomputation strategy.
 

@@ -63,10 +63,26 @@ def _activation(s: Any) -> str:
     return f"{head}: " + ", ".join(parts)
 
 
+def _sweep(s: Any) -> str:
+    from mlsysim_nb.formatting import format_magnitude
+
+    swept = [name for name, value in s.inputs().items() if hasattr(getattr(value, "magnitude", value), "shape")]
+    name = "training_total" if getattr(s, "activations", None) is not None else "total"
+    if not hasattr(s, "bytes_per_value"):
+        name = "activations_selective"
+    try:
+        value = format_magnitude("byte", s.magnitude(name))
+    except Exception:  # noqa: BLE001 - a summary must never raise
+        value = "n/a"
+    return f"{s.workload.name}, a sweep over {', '.join(swept)}: {name} {value}"
+
+
 def summary_line(s: Any) -> str:
     """The scenario's answer in one line."""
     from mlsysim_nb.scenarios import TrainingStateFitScenario
 
+    if s.is_sweep:
+        return _sweep(s)
     if isinstance(s, TrainingStateFitScenario):
         return _training(s)
     return _activation(s)
