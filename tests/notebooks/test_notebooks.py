@@ -28,8 +28,10 @@ def _cells(path: Path) -> list[dict[str, Any]]:
 
 
 def _source(cell: dict[str, Any]) -> str:
+    """A cell's code without IPython magics (``%matplotlib inline``), runnable by exec."""
     src = cell["source"]
-    return "".join(src) if isinstance(src, list) else src
+    text = "".join(src) if isinstance(src, list) else src
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("%"))
 
 
 def test_there_is_a_course() -> None:
