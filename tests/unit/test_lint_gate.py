@@ -1,0 +1,84 @@
+"""`make lint` (and so `make test`) fails on a lint, format, type or notebook-hygiene error.
+
+Each check runs on a scratch copy of the project's configuration with one
+deliberately broken file, and must exit non-zero naming the problem.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> Path:
+    """A scratch project: the real pyproject.toml and check script, and a tiny package."""
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts" / "check_notebooks.py", tmp_path / "scripts" / "check_notebooks.py")
+    package = tmp_path / "mlsysim_nb"
+    package.mkdir()
+    (package / "__init__.py").write_text('"""Scratch package."""\n', encoding="utf-8")
+    return tmp_path
+
+
+def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True, check=False)
+
+
+def test_lint_error_fails(scratch: Path) -> None:
+    """An unused import is a ruff error."""
+    (scratch / "mlsysim_nb" / "bad.py").write_text('"""Bad."""\n\nimport os\n', encoding="utf-8")
+    result = _run(["ruff", "check", "."], scratch)
+    assert result.returncode != 0
+    assert "F401" in result.stdout
+
+
+def test_format_error_fails(scratch: Path) -> None:
+    """Unformatted code fails ruff format --check."""
+    (scratch / "mlsysim_nb" / "ugly.py").write_text('"""Ugly."""\n\nX = {  "a":1 }\n', encoding="utf-8")
+    result = _run(["ruff", "format", "--check", "."], scratch)
+    assert result.returncode != 0
+    assert "ugly.py" in result.stdout
+
+
+def test_type_error_fails(scratch: Path) -> None:
+    """A type error fails mypy (strict, on the package)."""
+    code = (
+        '"""Typed."""\n\n\ndef double(x: int) -> int:\n    """Twice x."""\n    return x * 2\n\n\nY: str = double(2)\n'
+    )
+    (scratch / "mlsysim_nb" / "typed.py").write_text(code, encoding="utf-8")
+    result = _run(["mypy", "--cache-dir", str(scratch / ".mypy_cache")], scratch)
+    assert result.returncode != 0
+    assert "typed.py" in result.stdout
+
+
+def test_notebook_hygiene_error_fails(scratch: Path) -> None:
+    """A notebook run out of order, with an error and widget state, fails the hygiene check."""
+    (scratch / "notebooks").mkdir()
+    cell = {"cell_type": "code", "execution_count": 3, "id": "a", "metadata": {}, "source": "1/0",
+            "outputs": [{"output_type": "error", "ename": "ZeroDivisionError", "evalue": "division by zero",
+                         "traceback": []}]}  # fmt: skip
+    nb = {"cells": [cell], "metadata": {"widgets": {"state": {}}}, "nbformat": 4, "nbformat_minor": 5}
+    (scratch / "notebooks" / "broken.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "scripts/check_notebooks.py", "notebooks"], cwd=scratch, capture_output=True, text=True,
+        check=False,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert "execution_count 3, expected 1" in result.stdout
+    assert "ZeroDivisionError" in result.stdout
+    assert "widgets" in result.stdout
+
+
+def test_make_test_runs_lint_first() -> None:
+    """The Makefile's test target depends on lint."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "\ntest: lint\n" in makefile
