@@ -288,6 +288,9 @@ class ScenarioCatalog(RichRepr):
         lines += [f"  {name}  ({kind})\n      {title}" for name, kind, title, _ in self.rows()]
         return "\n".join(lines)
 
+    def _markdown_rows(self) -> tuple[list[str], list[list[str]]]:
+        return ["name", "class", "title", "answer"], self.rows()
+
     def _repr_html_(self) -> str:
         from mlsysim_nb.repr_html import catalog_html
 

@@ -30,8 +30,22 @@ class RichRepr:
     def _repr_html_(self) -> str | None:
         return None
 
+    def _markdown_rows(self) -> tuple[list[str], list[list[str]]] | None:
+        return None
+
+    def _repr_markdown_(self) -> str | None:
+        table = self._markdown_rows()
+        if table is None:
+            return None
+        from mlsysim_nb.repr_text import markdown_table
+
+        return markdown_table(*table)
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         bundle = {"text/plain": self._repr_text_()}
+        markdown = self._repr_markdown_()
+        if markdown is not None:
+            bundle["text/markdown"] = markdown
         if OPTIONS["display_style"] == "html":
             html = self._repr_html_()
             if html is not None:

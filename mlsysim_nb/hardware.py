@@ -68,6 +68,16 @@ class HardwareNode(RichRepr):
         mem = self.memory
         return f"HardwareNode({self.name!r}, capacity={mem.capacity:~P}, bandwidth={mem.bandwidth:~P})"
 
+    def _markdown_rows(self) -> tuple[list[str], list[list[str]]]:
+        mem = self.memory
+        rows = [
+            ["name", self.name],
+            ["memory.capacity", f"{mem.capacity:~P}"],
+            ["memory.bandwidth", f"{mem.bandwidth:~P}"],
+            ["source", self.source or "None"],
+        ]  # fmt: skip
+        return ["field", "value"], rows
+
     def _repr_html_(self) -> str:
         from mlsysim_nb.repr_html import hardware_html
 
@@ -237,6 +247,9 @@ class HardwareCatalog(RichRepr):
         lines = [f"HardwareCatalog: {len(self)} accelerators"]
         lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r[:5], widths, strict=True)) for r in self.rows()]
         return "\n".join(lines)
+
+    def _markdown_rows(self) -> tuple[list[str], list[list[str]]]:
+        return ["key", "name", "memory.capacity", "memory.bandwidth", "peak_flops", "source"], self.rows()
 
     def _repr_html_(self) -> str:
         from mlsysim_nb.repr_html import catalog_html

@@ -6,7 +6,14 @@ from typing import Any
 
 from mlsysim_nb.explain import Derivation, explain
 
-__all__ = ["scenario_markdown", "scenario_text"]
+__all__ = ["markdown_table", "scenario_markdown", "scenario_text"]
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table, cells escaped."""
+    lines = ["| " + " | ".join(map(_md_escape, header)) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_md_escape(str(c)) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
 
 
 def _step_lines(step: Any) -> list[str]:

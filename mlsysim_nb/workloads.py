@@ -61,6 +61,12 @@ class Workload(RichRepr):
                 raise FieldError(owner, "kv_heads", "needs heads to be given as well")
             check_count(owner, "kv_heads", self.kv_heads, maximum=self.heads)
 
+    def _markdown_rows(self) -> tuple[list[str], list[list[str]]]:
+        fields = ("layers", "hidden_dim", "heads", "kv_heads", "context_length")
+        rows = [["name", self.name], ["parameters", f"{self.parameters.magnitude:,.0f}"]]
+        rows += [[k, str(getattr(self, k))] for k in fields]
+        return ["field", "value"], rows
+
     def _repr_html_(self) -> str:
         from mlsysim_nb.repr_html import workload_html
 
