@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from mlsysim_nb.catalog import Scenarios
-from mlsysim_nb.compare import Comparison, compare
 from mlsysim_nb.errors import FieldError, FieldUnitError, HardwareFileError, NotApplicableError
 from mlsysim_nb.hardware import Hardware, HardwareCatalog, HardwareNode, Memory, load_hardware
 from mlsysim_nb.options import set_options
@@ -24,7 +23,6 @@ from mlsysim_nb.physics import (
     calc_transformer_training_flops,
 )
 from mlsysim_nb.scenarios import ActivationMemoryScenario, TrainingStateFitScenario
-from mlsysim_nb.sweeps import Sweep, sweep
 from mlsysim_nb.units import Q_, ureg
 from mlsysim_nb.workloads import Workload, Workloads
 
@@ -68,3 +66,30 @@ def explore(scenario: Any) -> Any:
     from mlsysim_nb.widgets import explore as _explore
 
     return _explore(scenario)
+
+
+def compare(*scenarios: Any) -> Any:
+    """Scenarios side by side, differences from the first marked (see :mod:`mlsysim_nb.compare`)."""
+    from mlsysim_nb.compare import compare as _compare
+
+    return _compare(*scenarios)
+
+
+def sweep(scenario: Any, **axes: Any) -> Any:
+    """Evaluate ``scenario`` over a grid of field values, vectorised (see :mod:`mlsysim_nb.sweeps`)."""
+    from mlsysim_nb.sweeps import sweep as _sweep
+
+    return _sweep(scenario, **axes)
+
+
+def __getattr__(name: str) -> Any:
+    # the result classes load with their modules, on first use (import stays quick)
+    if name == "Sweep":
+        from mlsysim_nb.sweeps import Sweep
+
+        return Sweep
+    if name == "Comparison":
+        from mlsysim_nb.compare import Comparison
+
+        return Comparison
+    raise AttributeError(f"module 'mlsysim_nb' has no attribute {name!r}")
