@@ -69,8 +69,8 @@ def explore(scenario: Any) -> Any:
 
 
 def compare(*scenarios: Any) -> Any:
-    """Scenarios side by side, differences from the first marked (see :mod:`mlsysim_nb.compare`)."""
-    from mlsysim_nb.compare import compare as _compare
+    """Scenarios side by side, differences from the first marked (see :mod:`mlsysim_nb.comparison`)."""
+    from mlsysim_nb.comparison import compare as _compare
 
     return _compare(*scenarios)
 
@@ -89,7 +89,7 @@ def __getattr__(name: str) -> Any:
 
         return Sweep
     if name == "Comparison":
-        from mlsysim_nb.compare import Comparison
+        from mlsysim_nb.comparison import Comparison
 
         return Comparison
     raise AttributeError(f"module 'mlsysim_nb' has no attribute {name!r}")
