@@ -30,6 +30,8 @@ from mlsysim_nb.summary import summary_line
 
 pytestmark = pytest.mark.browser
 
+CONTRAST_JS = (Path(__file__).parent / "contrast.js").read_text(encoding="utf-8")
+
 NOTEBOOK_SOURCE = (
     "from mlsysim_nb import Scenarios, explore\n"
     "panel = explore(Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100)\n"
@@ -195,5 +197,15 @@ def test_explorer_responds_in_jupyterlab(browser: Any, lab: dict[str, Any], arti
     _wait_text(page, ".msn-bar-tip", "GB")
 
     page.screenshot(path=str(artifacts / "jupyterlab-explorer.png"), full_page=False)
+
+    # JupyterLab's dark theme: the derivation follows it and every text keeps 4.5:1 contrast
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+    page.wait_for_timeout(1000)
+    page.evaluate("() => document.querySelectorAll('.msn-wrap details').forEach(d => d.open = true)")
+    page.screenshot(path=str(artifacts / "jupyterlab-explorer-dark.png"), full_page=False)
+    results = page.evaluate(CONTRAST_JS)
     context.close()
+    assert len(results) > 50
+    assert [r for r in results if r["ratio"] < 4.5] == []
     assert errors == []
