@@ -130,14 +130,7 @@ def _adapter_bind(s: Any, on: Any) -> Changes:
         return dict.fromkeys(
             ("adapter_parameters", "adapter_rank", "adapted_matrices", "adapter_in_dim", "adapter_out_dim")
         )
-    width = s.workload.hidden_dim or 4096
-    return {
-        "adapter_parameters": None,
-        "adapter_rank": s.adapter_rank or 16,
-        "adapted_matrices": s.adapted_matrices or 2,
-        "adapter_in_dim": s.adapter_in_dim or width,
-        "adapter_out_dim": s.adapter_out_dim or width,
-    }
+    return _shape_defaults(s)
 
 
 def _training_controls(s: Any) -> list[ControlSpec]:
