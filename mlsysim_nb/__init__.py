@@ -12,16 +12,15 @@ from typing import Any
 from mlsysim_nb.catalog import Scenarios
 from mlsysim_nb.errors import FieldError, FieldUnitError, HardwareFileError, NotApplicableError
 from mlsysim_nb.hardware import Hardware, HardwareCatalog, HardwareNode, Memory, load_hardware
-from mlsysim_nb.options import set_options
-from mlsysim_nb.physics import (
-    KORTHIKANTI_PER_TOKEN_BYTES,
-    KORTHIKANTI_SCORE_BYTES,
+from mlsysim_nb.helpers import (
     calc_activation_memory,
     calc_checkpoint_memory_units,
     calc_low_rank_update_params,
     calc_transformer_decode_flops,
     calc_transformer_training_flops,
 )
+from mlsysim_nb.options import set_options
+from mlsysim_nb.physics import KORTHIKANTI_PER_TOKEN_BYTES, KORTHIKANTI_SCORE_BYTES
 from mlsysim_nb.scenarios import ActivationMemoryScenario, TrainingStateFitScenario
 from mlsysim_nb.units import Q_, ureg
 from mlsysim_nb.workloads import Workload, Workloads

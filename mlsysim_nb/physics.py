@@ -1,14 +1,14 @@
 """The physics: every equation of the two scenarios, once, as data.
 
-Each quantity has a row in :data:`QUANTITIES` (its symbol, its base unit and
-a short label) and, when it is computed, a :class:`~mlsysim_nb.formula.Formula`
-in :data:`FORMULAS`. Scenario properties, their docstrings, ``help()``, the
+Each quantity has a row in :data:`~mlsysim_nb.notation.QUANTITIES` (its
+symbol, its base unit and a short label) and, when it is computed, a
+:class:`~mlsysim_nb.formula.Formula` in :data:`FORMULAS`. Scenario properties, their docstrings, ``help()``, the
 text and HTML derivations and the sweeps are all generated from these two
 tables. Magnitudes are in base units throughout: bytes, seconds, bytes per
 second, FLOPs and plain counts.
 
-The helpers at the bottom (``calc_activation_memory`` and friends) are small
-pure functions over the same formulas, under the names the seeds use.
+The seeds' helper functions (``calc_activation_memory`` and friends) live in
+:mod:`mlsysim_nb.helpers`, as small pure functions over these same formulas.
 
 Sources
 -------
@@ -27,11 +27,12 @@ Sources
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
-from mlsysim_nb.formula import Case, Formula, Symbol
+from mlsysim_nb.formula import Case, Formula
+from mlsysim_nb.notation import QUANTITIES, SYMBOLS, Quantity
 
 __all__ = [
     "FORMULAS",
@@ -41,12 +42,8 @@ __all__ = [
     "STRATEGIES",
     "SYMBOLS",
     "Quantity",
-    "calc_activation_memory",
-    "calc_checkpoint_memory_units",
-    "calc_low_rank_update_params",
-    "calc_transformer_decode_flops",
-    "calc_transformer_training_flops",
     "evaluate",
+    "with_equations",
 ]
 
 #: Bytes of linear (per-token) activations per hidden element per layer at 16 bits:
@@ -56,127 +53,8 @@ KORTHIKANTI_PER_TOKEN_BYTES = 11 + 19 + 4
 #: dropout mask 1, dropout output 2 (Korthikanti et al. 2022, Sec. 4.1).
 KORTHIKANTI_SCORE_BYTES = 2 + 1 + 2
 
-#: The recomputation strategies :func:`calc_activation_memory` knows.
+#: The recomputation strategies :func:`~mlsysim_nb.helpers.calc_activation_memory` knows.
 STRATEGIES = ("none", "selective", "full")
-
-
-@dataclass(frozen=True)
-class Quantity:
-    """One named quantity: how it is written and in which base unit it is computed."""
-
-    symbol: Symbol
-    base: str  # the unit of its magnitude inside the model; "" for plain numbers
-    label: str  # a few words for tables and chart legends
-
-
-def _q(letter: str, sub: str, base: str, label: str) -> Quantity:
-    return Quantity(Symbol(letter, sub), base, label)
-
-
-#: The notation table: one row per quantity, inputs and results alike (d2l's discipline).
-QUANTITIES: dict[str, Quantity] = {
-    # -- inputs read from the workload and the hardware
-    "parameters": _q("P", "", "", "model parameters"),
-    "layers": _q("L", "", "", "layers"),
-    "hidden_dim": _q("h", "", "", "hidden width"),
-    "heads": _q("a", "", "", "attention heads"),
-    "kv_heads": _q("a", "kv", "", "key/value heads"),
-    "context_length": _q("s", "ctx", "", "workload context length"),
-    "capacity": _q("C", "mem", "byte", "device memory capacity"),
-    "bandwidth": _q("BW", "mem", "byte/second", "device memory bandwidth"),
-    # -- training-state inputs
-    "bytes_per_value": _q("b", "val", "byte", "bytes per weight or gradient value"),
-    "optimizer_bytes_per_parameter": _q("b", "opt", "byte", "optimizer bytes per parameter"),
-    "master_bytes_per_parameter": _q("b", "master", "byte", "master-copy bytes per parameter"),
-    "batch_size": _q("B", "", "", "batch size"),
-    "activations": _q("M", "act", "byte", "saved activations"),
-    "adapter_parameters": _q("N", "stated", "", "stated adapter parameters"),
-    "adapter_rank": _q("r", "", "", "adapter rank"),
-    "adapted_matrices": _q("m", "", "", "adapted matrices per layer"),
-    "adapter_in_dim": _q("d", "in", "", "adapter input width"),
-    "adapter_out_dim": _q("d", "out", "", "adapter output width"),
-    "at_batch_size": _q("B", "′", "", "another batch size"),
-    "write_bandwidth": _q("BW", "write", "byte/second", "checkpoint write bandwidth"),
-    # -- training-state results
-    "weights": _q("M", "w", "byte", "weights"),
-    "gradients": _q("M", "g", "byte", "gradients"),
-    "optimizer_state": _q("M", "opt", "byte", "optimizer state"),
-    "master_weights": _q("M", "master", "byte", "master weights"),
-    "optimizer_values_per_parameter": _q("n", "opt", "", "optimizer values per parameter"),
-    "bytes_per_trained_parameter": _q("b", "train", "byte", "bytes per trained parameter"),
-    "adapter_count": _q("N", "ad", "", "adapter parameters"),
-    "adapter_state": _q("M", "ad", "byte", "adapter state"),
-    "adapter_weights": _q("M", "ad,w", "byte", "adapter weights"),
-    "adapter_gradients": _q("M", "ad,g", "byte", "adapter gradients"),
-    "adapter_master": _q("M", "ad,master", "byte", "adapter master copy"),
-    "adapter_optimizer_state": _q("M", "ad,opt", "byte", "adapter optimizer state"),
-    "adapter_fraction": _q("f", "ad", "", "adapter fraction of parameters"),
-    "full_state": _q("M", "full", "byte", "full-tuning state"),
-    "total": _q("M", "state", "byte", "parameter state"),
-    "adapter_saved": _q("M", "saved", "byte", "state saved by adapters"),
-    "adapter_reduction": _q("R", "ad", "", "adapter reduction"),
-    "adapter_kept_share": _q("k", "ad", "", "share of full state kept"),
-    "frozen_share": _q("φ", "frozen", "", "frozen base's share"),
-    "adapter_reduction_ceiling": _q("R", "max", "", "reduction ceiling"),
-    "copies": _q("c", "", "", "state in weight copies"),
-    "training_total": _q("M", "train", "byte", "state plus activations"),
-    "training_copies": _q("c", "train", "", "training total in weight copies"),
-    "fits": _q("fits", "", "", "state fits the device"),
-    "capacity_share": _q("u", "state", "", "share of device memory"),
-    "training_capacity_multiple": _q("u", "train", "", "training total in device memories"),
-    "resident_batch_limit": _q("B", "lim", "", "resident batch limit"),
-    "max_resident_batch": _q("B", "res", "", "largest resident batch"),
-    "checkpoint": _q("M", "ckpt", "byte", "checkpoint"),
-    "updated_bytes_per_parameter": _q("b", "upd", "byte", "bytes of the updated weight copy"),
-    "update_bytes_per_parameter": _q("b", "step", "byte", "update traffic per parameter"),
-    "update_traffic": _q("T", "upd", "byte", "optimizer-update traffic"),
-    "update_time": _q("t", "upd", "second", "optimizer-update time"),
-    "activations_at": _q("M", "act,B′", "byte", "activations at another batch"),
-    "checkpoint_write_time": _q("t", "ckpt", "second", "checkpoint write time"),
-    # -- activation inputs
-    "micro_batch": _q("b", "", "", "micro-batch"),
-    "seq_len": _q("s", "given", "", "stated sequence length"),
-    "precision_bytes": _q("p", "", "byte", "bytes per activation element"),
-    "normalization_per_layer": _q("m", "norm", "byte", "normalization buffer per layer"),
-    "ffn_multiple": _q("f", "", "", "feed-forward expansion"),
-    "checkpoint_segments": _q("k", "", "", "checkpoint segments"),
-    "checkpoints": _q("k", "", "", "checkpoints"),
-    "tokens": _q("D", "", "", "tokens"),
-    "per_token_constant": _q("34", "", "", "Korthikanti per-token bytes"),
-    "score_constant": _q("5", "", "", "Korthikanti score bytes"),
-    # -- activation results
-    "sequence": _q("s", "", "", "sequence length"),
-    "per_token_bytes_coefficient": _q("κ", "tok", "byte", "per-token coefficient"),
-    "score_bytes_coefficient": _q("κ", "score", "byte", "attention-score coefficient"),
-    "score_share": _q("φ", "score", "", "attention-score share"),
-    "activations_none": _q("M", "none", "byte", "activations, no recomputation"),
-    "activations_selective": _q("M", "sel", "byte", "activations, selective recomputation"),
-    "activations_full": _q("M", "full rc", "byte", "activations, full recomputation"),
-    "per_token_activations": _q("M", "tok", "byte", "per-token activations"),
-    "per_sequence_activations": _q("M", "seq", "byte", "per-sequence activations"),
-    "score_activations": _q("M", "score", "byte", "attention-score activations"),
-    "segment_layers": _q("L", "seg", "", "layers per segment"),
-    "segment_input": _q("M", "in", "byte", "one segment input"),
-    "segment_inputs": _q("M", "inputs", "byte", "all segment inputs"),
-    "live_segment": _q("M", "live", "byte", "live segment"),
-    "checkpointed_activations": _q("M", "seg ckpt", "byte", "segment-checkpointed activations"),
-    "projection_activations_per_layer": _q("m", "proj", "byte", "projection tensors per layer"),
-    "ffn_activations_per_layer": _q("m", "ffn", "byte", "feed-forward tensor per layer"),
-    "score_activations_per_layer": _q("m", "score", "byte", "attention scores per layer"),
-    "line_items_per_layer": _q("m", "items", "byte", "line items per layer"),
-    "line_items_total": _q("M", "items", "byte", "line items, all layers"),
-    # FLOP counts are plain counts inside the model; the helpers attach the FLOP unit
-    "training_flops": _q("F", "train", "", "training FLOPs"),
-    "checkpointed_training_flops": _q("F", "train,rc", "", "training FLOPs with recomputation"),
-    "decode_flops": _q("F", "fwd", "", "forward-pass FLOPs"),
-    "forward_equivalents": _q("n", "fwd", "", "training work in forward passes"),
-    "recompute_overhead": _q("ρ", "rc", "", "recompute overhead"),
-    "recompute_forward_equivalents": _q("n", "fwd,rc", "", "work with recomputation in forward passes"),
-    "checkpoint_memory_units": _q("u", "ckpt", "", "checkpoint memory in layer units"),
-    "low_rank_update_params": _q("n", "LR", "", "low-rank update parameters"),
-}
-
-SYMBOLS: dict[str, Symbol] = {name: q.symbol for name, q in QUANTITIES.items()}
 
 _F = Formula
 
@@ -504,120 +382,21 @@ def evaluate(name: str, inputs: Mapping[str, Any]) -> Any:
     return get(name)
 
 
-# -- the seeds' helper functions ----------------------------------------------------
+Function = TypeVar("Function", bound=Callable[..., Any])
 
 
-def _positive(name: str, value: Any, *, allow_none: bool = False) -> None:
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        msg = f"{name} must be a positive number, got {value!r}"
-        raise ValueError(msg)
+def with_equations(*names: str) -> Callable[[Function], Function]:
+    """Decorator: append the equations of ``FORMULAS[name]`` to a function's docstring.
 
-
-def calc_activation_memory(  # noqa: PLR0917 - the seed's helper takes these positionally
-    n_layers: int,
-    seq_len: int,
-    batch_size: int,
-    hidden_dim: int,
-    n_heads: int | None = None,
-    precision_bytes: float = 2,
-    strategy: str = "selective",
-) -> Any:
-    """Saved activations of a transformer in training (Korthikanti et al. 2022).
-
-    Per layer at 16 bits: ``s·b·h·(34 + 5·a·s/h)`` bytes with no recomputation,
-    ``34·s·b·h`` when the attention scores are recomputed (``selective``),
-    ``2·s·b·h`` (the layer input) when the whole layer is (``full``);
-    ``precision_bytes`` rescales from the paper's 2 bytes.
-
-    >>> calc_activation_memory(48, 1024, 32, 1600, 25, 2, "full")
-    <Quantity(5033164800, 'byte')>
-
-    Raises
-    ------
-    ValueError
-        For an unknown ``strategy`` (naming the valid ones), a non-positive
-        size, or ``strategy="none"`` without ``n_heads``.
+    Methods and helpers that take arguments document their equations this way,
+    from the single source, instead of retyping them.
     """
-    from mlsysim_nb.units import Q_
 
-    if strategy not in STRATEGIES:
-        msg = f"unknown activation strategy {strategy!r}; valid strategies are {', '.join(map(repr, STRATEGIES))}"
-        raise ValueError(msg)
-    for name, value in [
-        ("n_layers", n_layers),
-        ("seq_len", seq_len),
-        ("batch_size", batch_size),
-        ("hidden_dim", hidden_dim),
-        ("precision_bytes", precision_bytes),
-    ]:
-        _positive(name, value)
-    if strategy == "none" and n_heads is None:
-        msg = "strategy 'none' stores the attention scores, so it needs n_heads"
-        raise ValueError(msg)
-    _positive("n_heads", n_heads, allow_none=True)
-    inputs = {
-        "layers": n_layers,
-        "sequence": seq_len,
-        "micro_batch": batch_size,
-        "hidden_dim": hidden_dim,
-        "heads": n_heads,
-        "precision_bytes": precision_bytes,
-    }
-    return Q_(evaluate(f"activations_{strategy}", inputs), "byte")
+    def decorate(fn: Function) -> Function:
+        lines = [line for name in names for line in FORMULAS[name].equations(SYMBOLS)]
+        block = "\n".join(f"    {line}" for line in lines)
+        # cleandoc: method docstrings are indented deeper than functions'; normalise before appending
+        fn.__doc__ = inspect.cleandoc(fn.__doc__ or "") + "\n\nEquation::\n\n" + block + "\n"
+        return fn
 
-
-def calc_checkpoint_memory_units(n_layers: int, checkpoints: int) -> float:
-    """Activation memory of ``k`` evenly spaced checkpoints over ``L`` layers, in layers: ``k + L/k``.
-
-    The forward pass keeps ``k`` checkpoint inputs; the backward pass rebuilds
-    one segment of ``L/k`` layers at a time. The minimum is near ``k = √L``.
-
-    >>> calc_checkpoint_memory_units(48, 4)
-    16.0
-    """
-    _positive("n_layers", n_layers)
-    _positive("checkpoints", checkpoints)
-    return float(evaluate("checkpoint_memory_units", {"layers": n_layers, "checkpoints": checkpoints}))
-
-
-def calc_transformer_training_flops(n_params: float, n_tokens: float, activation_checkpointing: bool = False) -> Any:
-    """Training FLOPs of a dense transformer: ``6·P·D``, or ``8·P·D`` with activation checkpointing.
-
-    >>> calc_transformer_training_flops(1.5e9, 1)
-    <Quantity(9e+09, 'FLOP')>
-    """
-    from mlsysim_nb.units import Q_
-
-    _positive("n_params", n_params)
-    _positive("n_tokens", n_tokens)
-    name = "checkpointed_training_flops" if activation_checkpointing else "training_flops"
-    return Q_(evaluate(name, {"parameters": float(n_params), "tokens": n_tokens}), "FLOP")
-
-
-def calc_transformer_decode_flops(n_params: float, n_tokens: float = 1) -> Any:
-    """Forward-pass FLOPs: ``2·P·D`` (attention over the context is left out).
-
-    >>> calc_transformer_decode_flops(1.5e9)
-    <Quantity(3e+09, 'FLOP')>
-    """
-    from mlsysim_nb.units import Q_
-
-    _positive("n_params", n_params)
-    _positive("n_tokens", n_tokens)
-    return Q_(evaluate("decode_flops", {"parameters": float(n_params), "tokens": n_tokens}), "FLOP")
-
-
-def calc_low_rank_update_params(in_dim: int, out_dim: int, rank: int) -> int:
-    """Trainable parameters of one rank-``r`` update of a ``d_in × d_out`` matrix: ``r·(d_in + d_out)``.
-
-    >>> calc_low_rank_update_params(4096, 4096, 16)
-    131072
-    """
-    for name, value in [("in_dim", in_dim), ("out_dim", out_dim), ("rank", rank)]:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            msg = f"{name} must be a positive integer, got {value!r}"
-            raise ValueError(msg)
-    inputs = {"adapter_rank": rank, "adapter_in_dim": in_dim, "adapter_out_dim": out_dim}
-    return int(evaluate("low_rank_update_params", inputs))
+    return decorate

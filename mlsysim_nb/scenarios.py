@@ -12,7 +12,7 @@ from mlsysim_nb.base import Scenario, derived, knob
 from mlsysim_nb.errors import FieldError, NotApplicableError
 from mlsysim_nb.fields import check_count, check_number, check_quantity
 from mlsysim_nb.hardware import HardwareNode
-from mlsysim_nb.physics import _CONSTANTS, ACTIVATION_NAMES, STRATEGIES, TRAINING_NAMES
+from mlsysim_nb.physics import _CONSTANTS, ACTIVATION_NAMES, STRATEGIES, TRAINING_NAMES, with_equations
 from mlsysim_nb.workloads import Workload
 
 __all__ = ["ActivationMemoryScenario", "TrainingStateFitScenario"]
@@ -215,33 +215,26 @@ class TrainingStateFitScenario(Scenario):
         return bool(self._env.values["adapter_mode"])
 
     @property
+    @with_equations("adapter_count", "low_rank_update_params")
     def adapter_count(self) -> Any:
-        """Trainable adapter parameters, stated or from the adapter shape; ``None`` without adapters.
-
-        Equation: ``N_ad = N_stated`` when ``adapter_parameters`` is given, else
-        ``N_ad = L · m · r · (d_in + d_out)``.
-        """
+        """Trainable adapter parameters, stated or from the adapter shape; ``None`` without adapters."""
         if not self.adapter_mode:
             return None
         value = self._env.get("adapter_count")
         return value if _is_array(value) else int(value)
 
     @property
+    @with_equations("fits")
     def fits(self) -> Any:
-        """Whether the parameter state alone fits the device; ``False`` when no hardware is supplied.
-
-        Equation: ``fits = M_state ≤ C_mem`` (and a hardware is given).
-        """
+        """Whether the parameter state alone fits the device; ``False`` when no hardware is supplied."""
         if self.hardware is None:
             return False
         value = self._env.get("fits")
         return value if _is_array(value) else bool(value)
 
+    @with_equations("activations_at")
     def activations_at(self, batch_size: int) -> Any:
-        """Saved activations at another batch size, scaled linearly from ``activations``.
-
-        Equation: ``M_act,B′ = M_act · B′ / B``.
-        """
+        """Saved activations at another batch size ``B′``, scaled linearly from ``activations``."""
         o = f"{type(self).__name__}.activations_at"
         at = check_count(o, "batch_size", batch_size)
         if self.activations is None:
@@ -250,11 +243,9 @@ class TrainingStateFitScenario(Scenario):
 
         return _wrap("activations_at", self._env.with_inputs({"at_batch_size": at}).get("activations_at"))
 
+    @with_equations("checkpoint_write_time")
     def checkpoint_write_time(self, bandwidth: Any) -> Any:
-        """Seconds to write ``checkpoint`` at ``bandwidth`` (a quantity such as ``Q_(2, "GB/s")``).
-
-        Equation: ``t_ckpt = M_ckpt / BW_write``.
-        """
+        """Seconds to write ``checkpoint`` at ``bandwidth`` (a quantity such as ``Q_(2, "GB/s")``)."""
         o = f"{type(self).__name__}.checkpoint_write_time"
         _, rate = check_quantity(o, "bandwidth", bandwidth, "byte/second", allow_plain=False)
         from mlsysim_nb.base import _wrap
@@ -379,14 +370,9 @@ class ActivationMemoryScenario(Scenario):
     recompute_overhead = derived("recompute_overhead")
     recompute_forward_equivalents = derived("recompute_forward_equivalents")
 
+    @with_equations("activations_none", "activations_selective", "activations_full")
     def activations(self, strategy: str) -> Any:
         """Activation footprint under a recomputation strategy: ``"none"``, ``"selective"`` or ``"full"``.
-
-        Equations (per layer, scaled by ``p/2`` from the paper's 16 bits)::
-
-            none:      M = L · s · b · h · (κ_tok + κ_score)
-            selective: M = L · s · b · h · κ_tok
-            full:      M = L · s · b · h · p
 
         Raises
         ------
@@ -401,8 +387,9 @@ class ActivationMemoryScenario(Scenario):
         name = f"activations_{strategy}"
         return _wrap(name, self._env.get(name))
 
+    @with_equations("checkpoint_memory_units")
     def checkpoint_memory_units(self, checkpoints: int) -> Any:
-        """Activation memory with ``checkpoints`` evenly spaced checkpoints, in layers: ``k + L/k``."""
+        """Activation memory with ``checkpoints`` evenly spaced checkpoints, in layer units."""
         o = f"{type(self).__name__}.checkpoint_memory_units"
         k = check_count(o, "checkpoints", checkpoints, maximum=self.workload.layers)
         value = self._env.with_inputs({"checkpoints": k}).get("checkpoint_memory_units")

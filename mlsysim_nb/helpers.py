@@ -1,0 +1,146 @@
+"""The seeds' helper functions: small pure functions over the formulas of :mod:`mlsysim_nb.physics`.
+
+Each evaluates the same :class:`~mlsysim_nb.formula.Formula` records the
+scenarios use (so the equations are never retyped) and returns a pint
+quantity, or a plain number for counts and ratios.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mlsysim_nb.physics import STRATEGIES, evaluate, with_equations
+
+__all__ = [
+    "calc_activation_memory",
+    "calc_checkpoint_memory_units",
+    "calc_low_rank_update_params",
+    "calc_transformer_decode_flops",
+    "calc_transformer_training_flops",
+]
+
+
+def _positive(name: str, value: Any, *, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        msg = f"{name} must be a positive number, got {value!r}"
+        raise ValueError(msg)
+
+
+@with_equations(
+    "activations_none",
+    "activations_selective",
+    "activations_full",
+    "per_token_bytes_coefficient",
+    "score_bytes_coefficient",
+)
+def calc_activation_memory(  # noqa: PLR0917 - the seed's helper takes these positionally
+    n_layers: int,
+    seq_len: int,
+    batch_size: int,
+    hidden_dim: int,
+    n_heads: int | None = None,
+    precision_bytes: float = 2,
+    strategy: str = "selective",
+) -> Any:
+    """Saved activations of a transformer in training (Korthikanti et al. 2022).
+
+    ``none`` keeps every tensor, attention scores included; ``selective``
+    recomputes the scores; ``full`` keeps only each layer's input. The paper's
+    coefficients are for 2-byte values; ``precision_bytes`` rescales them.
+
+    >>> calc_activation_memory(48, 1024, 32, 1600, 25, 2, "full")
+    <Quantity(5033164800, 'byte')>
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``strategy`` (naming the valid ones), a non-positive
+        size, or ``strategy="none"`` without ``n_heads``.
+    """
+    from mlsysim_nb.units import Q_
+
+    if strategy not in STRATEGIES:
+        msg = f"unknown activation strategy {strategy!r}; valid strategies are {', '.join(map(repr, STRATEGIES))}"
+        raise ValueError(msg)
+    for name, value in [
+        ("n_layers", n_layers),
+        ("seq_len", seq_len),
+        ("batch_size", batch_size),
+        ("hidden_dim", hidden_dim),
+        ("precision_bytes", precision_bytes),
+    ]:
+        _positive(name, value)
+    if strategy == "none" and n_heads is None:
+        msg = "strategy 'none' stores the attention scores, so it needs n_heads"
+        raise ValueError(msg)
+    _positive("n_heads", n_heads, allow_none=True)
+    inputs = {
+        "layers": n_layers,
+        "sequence": seq_len,
+        "micro_batch": batch_size,
+        "hidden_dim": hidden_dim,
+        "heads": n_heads,
+        "precision_bytes": precision_bytes,
+    }
+    return Q_(evaluate(f"activations_{strategy}", inputs), "byte")
+
+
+@with_equations("checkpoint_memory_units")
+def calc_checkpoint_memory_units(n_layers: int, checkpoints: int) -> float:
+    """Activation memory of ``k`` evenly spaced checkpoints over ``L`` layers, in layer units.
+
+    The forward pass keeps ``k`` checkpoint inputs; the backward pass rebuilds
+    one segment of ``L/k`` layers at a time. The minimum is near ``k = √L``.
+
+    >>> calc_checkpoint_memory_units(48, 4)
+    16.0
+    """
+    _positive("n_layers", n_layers)
+    _positive("checkpoints", checkpoints)
+    return float(evaluate("checkpoint_memory_units", {"layers": n_layers, "checkpoints": checkpoints}))
+
+
+@with_equations("training_flops", "checkpointed_training_flops")
+def calc_transformer_training_flops(n_params: float, n_tokens: float, activation_checkpointing: bool = False) -> Any:
+    """Training FLOPs of a dense transformer, with or without recomputing the forward pass (Kaplan et al. 2020).
+
+    >>> calc_transformer_training_flops(1.5e9, 1)
+    <Quantity(9e+09, 'FLOP')>
+    """
+    from mlsysim_nb.units import Q_
+
+    _positive("n_params", n_params)
+    _positive("n_tokens", n_tokens)
+    name = "checkpointed_training_flops" if activation_checkpointing else "training_flops"
+    return Q_(evaluate(name, {"parameters": float(n_params), "tokens": n_tokens}), "FLOP")
+
+
+@with_equations("decode_flops")
+def calc_transformer_decode_flops(n_params: float, n_tokens: float = 1) -> Any:
+    """Forward-pass FLOPs per token (attention over the context is left out).
+
+    >>> calc_transformer_decode_flops(1.5e9)
+    <Quantity(3e+09, 'FLOP')>
+    """
+    from mlsysim_nb.units import Q_
+
+    _positive("n_params", n_params)
+    _positive("n_tokens", n_tokens)
+    return Q_(evaluate("decode_flops", {"parameters": float(n_params), "tokens": n_tokens}), "FLOP")
+
+
+@with_equations("low_rank_update_params")
+def calc_low_rank_update_params(in_dim: int, out_dim: int, rank: int) -> int:
+    """Trainable parameters of one rank-``r`` update of a ``d_in × d_out`` matrix (Hu et al. 2021).
+
+    >>> calc_low_rank_update_params(4096, 4096, 16)
+    131072
+    """
+    for name, value in [("in_dim", in_dim), ("out_dim", out_dim), ("rank", rank)]:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            msg = f"{name} must be a positive integer, got {value!r}"
+            raise ValueError(msg)
+    inputs = {"adapter_rank": rank, "adapter_in_dim": in_dim, "adapter_out_dim": out_dim}
+    return int(evaluate("low_rank_update_params", inputs))

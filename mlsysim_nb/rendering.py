@@ -1,0 +1,166 @@
+"""Rendering a checked formula tree as text, HTML or LaTeX, with symbols or numbers.
+
+One renderer walks the tree; a :class:`_Style` per output format spells the
+operators (pint's habit: one model, one formatter per format).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mlsysim_nb.grammar import BINARY, FormulaSyntaxError, callee
+
+__all__ = ["HTML", "LATEX", "TEXT", "format_number", "render"]
+
+
+Leaf = Callable[[str], str]
+
+
+@dataclass(frozen=True)
+class _Style:
+    """The operator spellings of one output format."""
+
+    mul: str
+    div: str
+    floordiv: Callable[[str, str], str]
+    power: Callable[[str, str], str]
+    le: str
+    call: Callable[[str, list[str]], str]
+    paren: Callable[[str], str]
+    number: Callable[[Any], str]
+
+
+def _num_text(v: float) -> str:
+    return format_number(v)
+
+
+TEXT = _Style(
+    mul=" · ",
+    div=" / ",
+    floordiv=lambda a, b: f"⌊{a} / {b}⌋",
+    power=lambda a, b: f"{a}^{b}",
+    le=" ≤ ",
+    call=lambda f, args: (
+        f"⌊{args[0]}⌋" if f == "floor" else f"⌈{args[0]}⌉" if f == "ceil" else f"{f}({', '.join(args)})"
+    ),
+    paren=lambda s: f"({s})",
+    number=_num_text,
+)
+HTML = _Style(
+    mul=" &middot; ",
+    div=" / ",
+    floordiv=lambda a, b: f"&lfloor;{a} / {b}&rfloor;",
+    power=lambda a, b: f"{a}<sup>{b}</sup>",
+    le=" &le; ",
+    call=lambda f, args: (
+        f"&lfloor;{args[0]}&rfloor;"
+        if f == "floor"
+        else f"&lceil;{args[0]}&rceil;"
+        if f == "ceil"
+        else f"{f}({', '.join(args)})"
+    ),
+    paren=lambda s: f"({s})",
+    number=lambda v: format_number(v, html=True),
+)
+LATEX = _Style(
+    mul=r" \cdot ",
+    div=" / ",
+    floordiv=lambda a, b: rf"\left\lfloor {a} / {b} \right\rfloor",
+    power=lambda a, b: f"{{{a}}}^{{{b}}}",
+    le=r" \le ",
+    call=lambda f, args: (
+        rf"\lfloor {args[0]} \rfloor"
+        if f == "floor"
+        else rf"\lceil {args[0]} \rceil"
+        if f == "ceil"
+        else rf"\{f}({', '.join(args)})"
+    ),
+    paren=lambda s: rf"\left({s}\right)",
+    number=lambda v: format_number(v, latex=True),
+)
+
+
+def _precedence(node: ast.AST) -> int:
+    if isinstance(node, ast.BinOp):
+        return BINARY[type(node.op)][2]
+    if isinstance(node, ast.UnaryOp):
+        return 3
+    if isinstance(node, ast.Compare):
+        return 0
+    return 5
+
+
+def render(node: ast.AST, style: _Style, leaf: Leaf) -> str:  # noqa: C901 - one branch per node kind
+    """Render a checked tree with the spellings of ``style``; ``leaf`` writes names."""
+    if isinstance(node, ast.Expression):
+        return render(node.body, style, leaf)
+    if isinstance(node, ast.Constant):
+        return style.number(node.value)  # _check allows only int and float constants
+    if isinstance(node, ast.Name):
+        return leaf(node.id)
+    if isinstance(node, ast.UnaryOp):
+        inner = render(node.operand, style, leaf)
+        return "-" + (style.paren(inner) if _precedence(node.operand) < 3 else inner)
+    if isinstance(node, ast.Call):
+        return style.call(callee(node), [render(a, style, leaf) for a in node.args])
+    if isinstance(node, ast.Compare):
+        left = render(node.left, style, leaf)
+        right = render(node.comparators[0], style, leaf)
+        return left + style.le + right
+    if not isinstance(node, ast.BinOp):  # pragma: no cover - _check allows nothing else
+        msg = f"cannot render {type(node).__name__}"
+        raise FormulaSyntaxError(msg)
+    prec = _precedence(node)
+    left = render(node.left, style, leaf)
+    right = render(node.right, style, leaf)
+    if isinstance(node.op, ast.FloorDiv):
+        return style.floordiv(left, right)
+    if _precedence(node.left) < prec or (isinstance(node.op, ast.Pow) and _precedence(node.left) <= prec):
+        left = style.paren(left)
+    # the right side of - and / needs brackets at equal precedence too
+    tight = isinstance(node.op, (ast.Sub, ast.Div))
+    if _precedence(node.right) < prec or (tight and _precedence(node.right) == prec):
+        right = style.paren(right)
+    if isinstance(node.op, ast.Pow):
+        return style.power(left, right)
+    symbol = {ast.Add: " + ", ast.Sub: " − " if style is TEXT else " - ", ast.Mult: style.mul, ast.Div: style.div}
+    return left + symbol[type(node.op)] + right
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def format_number(value: Any, *, digits: int = 4, html: bool = False, latex: bool = False) -> str:
+    """A fixed, deterministic spelling of a number: ``1.5×10⁹``, ``26``, ``0.2794``.
+
+    Integers below a million print whole; everything else to ``digits``
+    significant digits, switching to powers of ten outside 1e-3..1e6.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, np.ndarray):
+        return f"array{value.shape}"
+    v = float(value)
+    if math.isnan(v) or math.isinf(v):
+        return str(v)
+    if v == int(v) and abs(v) < 1e6:
+        return str(int(v))
+    if v != 0 and not (1e-3 <= abs(v) < 1e6):
+        mantissa, exponent = f"{v:.{digits - 1}e}".split("e")
+        mantissa = mantissa.rstrip("0").rstrip(".")
+        exp = int(exponent)
+        if html:
+            return f"{mantissa}&times;10<sup>{exp}</sup>"
+        if latex:
+            return rf"{mantissa} \times 10^{{{exp}}}"
+        return f"{mantissa}×10{str(exp).translate(_SUPERSCRIPT)}"
+    text = f"{v:.{digits}g}"
+    if "e" in text:  # .g may still choose an exponent near the edges
+        text = f"{v:.{max(digits - 1, 0)}f}"
+    return text
