@@ -59,11 +59,12 @@ def _bytes(q: Any) -> float:
     return float(q.m_as("byte"))
 
 
-def _log_spec(scenario: Any, name: str, label: str, value: int | None, help_: str = "", **kw: Any) -> ControlSpec:
+def _slider_spec(scenario: Any, name: str, label: str, value: int | None, help_: str = "", **kw: Any) -> ControlSpec:
+    """A slider whose range and scale (log: powers of two) come from the field's knob() declaration."""
     c = _field_control(type(scenario), name)
-    low, high = int(c.low), int(c.high)
+    low, high = int(kw.pop("low", c.low)), int(min(kw.pop("high", c.high), c.high))
     current = value if value is not None else low
-    return ControlSpec(name, label, "log", int(current), low=low, high=high, help=help_, **kw)
+    return ControlSpec(name, label, "log" if c.log else "int", int(current), low=low, high=high, help=help_, **kw)
 
 
 def _choice_spec(scenario: Any, name: str, label: str, value: float, help_: str = "") -> ControlSpec:
@@ -158,7 +159,7 @@ def _training_controls(s: Any) -> list[ControlSpec]:
     ]
     if s.batch_size is not None:
         specs.append(
-            _log_spec(
+            _slider_spec(
                 s,
                 "batch_size",
                 "batch size",
@@ -178,7 +179,7 @@ def _training_controls(s: Any) -> list[ControlSpec]:
         )
     )
     specs.append(
-        _log_spec(
+        _slider_spec(
             s,
             "adapter_rank",
             "adapter rank",
@@ -186,18 +187,10 @@ def _training_controls(s: Any) -> list[ControlSpec]:
             bind=lambda s, v: {**_shape_defaults(s), "adapter_rank": int(v)},
         )
     )
-    c = _field_control(type(s), "adapted_matrices")
     specs.append(
-        ControlSpec(
-            "adapted_matrices",
-            "adapted matrices per layer",
-            "int",
-            s.adapted_matrices or 2,
-            low=c.low,
-            high=c.high,
-            bind=lambda s, v: {**_shape_defaults(s), "adapted_matrices": int(v)},
-        )
-    )
+        _slider_spec(s, "adapted_matrices", "adapted matrices per layer", s.adapted_matrices or 2,
+                     bind=lambda s, v: {**_shape_defaults(s), "adapted_matrices": int(v)})
+    )  # fmt: skip
     return specs
 
 
@@ -216,22 +209,21 @@ def _shape_defaults(s: Any) -> Changes:
 def _activation_controls(s: Any) -> list[ControlSpec]:
     from mlsysim_nb.physics import STRATEGIES
 
-    c = _field_control(type(s), "ffn_multiple")
-    seg = _field_control(type(s), "checkpoint_segments")
     return [
         _catalog_spec(s, "workload", s.workload),
-        _log_spec(s, "micro_batch", "micro-batch", s.micro_batch),
-        _log_spec(s, "seq_len", "sequence length", s.seq_len or s.sequence),
+        _slider_spec(s, "micro_batch", "micro-batch", s.micro_batch),
+        _slider_spec(s, "seq_len", "sequence length", s.seq_len or s.sequence),
         _choice_spec(s, "precision_bytes", "activation width", float(s.precision_bytes)),
-        ControlSpec("ffn_multiple", "feed-forward multiple", "int", s.ffn_multiple, low=c.low, high=c.high),
-        ControlSpec(
+        _slider_spec(s, "ffn_multiple", "feed-forward multiple", s.ffn_multiple),
+        # every k matters for k + L/k, so the field declares a linear scale; 0 switches segments off
+        _slider_spec(
+            s,
             "checkpoint_segments",
             "checkpoint segments",
-            "int",
             s.checkpoint_segments or 0,
             low=0,
-            high=min(int(seg.high), s.workload.layers),
-            help="0 = no segment checkpointing",
+            high=s.workload.layers,
+            help_="0 = no segment checkpointing",
             bind=lambda s, v: {"checkpoint_segments": int(v) or None},
         ),
         ControlSpec("strategy", "recomputation", "strategy", "none", options=tuple((k, k) for k in STRATEGIES)),

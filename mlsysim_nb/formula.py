@@ -23,7 +23,7 @@ is itself a restricted expression, and a boolean input names which applies.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -233,8 +233,3 @@ class Formula:
         if self.note:
             parts += ["", self.note]
         return "\n".join(parts)
-
-
-def all_inputs(formulas: Sequence[Formula]) -> set[str]:
-    """Every name read by any of ``formulas``."""
-    return {name for f in formulas for name in f.inputs}

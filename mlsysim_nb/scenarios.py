@@ -289,7 +289,7 @@ class ActivationMemoryScenario(Scenario):
     precision_bytes: float = knob(2, choices=_VALUE_WIDTHS, low=1, high=4, unit="B")
     normalization_per_layer: Any = None
     ffn_multiple: int = knob(4, low=1, high=8)
-    checkpoint_segments: int | None = knob(None, low=1, high=128, log=True)
+    checkpoint_segments: int | None = knob(None, low=1, high=128)
     name: str = dataclasses.field(default="", compare=False)
     description: str = dataclasses.field(default="", compare=False)
 
@@ -300,7 +300,7 @@ class ActivationMemoryScenario(Scenario):
         _check_text(o, "name", self.name)
         _check_text(o, "description", self.description)
         w = _check_workload(o, self.workload)
-        missing = [k for k in ("layers", "hidden_dim") if getattr(w, k) is None]
+        missing = [k for k in ("layers", "hidden_dim") if getattr(w, k) is None]  # what the activation model reads
         if missing:
             msg = f"the activation model needs a transformer's {' and '.join(missing)}; {w.name} has none"
             raise FieldError(o, "workload", msg)

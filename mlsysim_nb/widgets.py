@@ -189,6 +189,8 @@ class ScenarioExplorer(w.HBox):
                     continue
                 if spec.kind == "dropdown" and list(control.options) != list(spec.options):
                     control.options = list(spec.options)
+                if spec.kind == "int" and control.max != int(spec.high):  # e.g. segments <= the new model's layers
+                    control.max = int(spec.high)
                 if spec.kind == "strategy":
                     continue
                 value = spec.value

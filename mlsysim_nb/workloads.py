@@ -72,11 +72,6 @@ class Workload(RichRepr):
 
         return workload_html(self)
 
-    @property
-    def is_transformer(self) -> bool:
-        """True when the geometry the activation model reads is known."""
-        return self.layers is not None and self.hidden_dim is not None
-
     def __repr__(self) -> str:
         count = self.parameters.to("count").magnitude
         shape = ", ".join(

@@ -96,6 +96,8 @@ def test_activation_panel() -> None:
     assert n == p.recomputes
     p.set("checkpoint_segments", 0)
     assert p.scenario.checkpoint_segments is None
+    p.set("workload", "LLAMA3_8B")
+    assert p.controls["checkpoint_segments"].max == 32
 
 
 def test_controls_come_from_field_declarations() -> None:
