@@ -22,82 +22,57 @@ __all__ = ["ScenarioCatalog", "Scenarios"]
 Factory = Callable[["ScenarioCatalog"], Any]
 
 
-def _gpt2_train(title: str, description: str, **kw: Any) -> Factory:
-    def build(cat: ScenarioCatalog) -> TrainingStateFitScenario:
-        fields = {"bytes_per_value": 2, "optimizer_bytes_per_parameter": 8, "master_bytes_per_parameter": 4, **kw}
-        fields = {k: (v(cat) if callable(v) else v) for k, v in fields.items()}
-        return TrainingStateFitScenario(
-            name=title, description=description, workload=Workloads.GPT2_XL, hardware=Hardware.H100, **fields
-        )
+def _case(kind: type, title: str, description: str, **fields: Any) -> Factory:
+    """A named case, built on first use.
+
+    A field given as a function of the catalog is read from another case then, and a hardware given by
+    key is looked up then, so importing the catalog loads no TOML.
+    """
+
+    def build(cat: ScenarioCatalog) -> Any:
+        values = {k: (v(cat) if callable(v) else v) for k, v in fields.items()}
+        if isinstance(values.get("hardware"), str):
+            values["hardware"] = Hardware[values["hardware"]]
+        return kind(name=title, description=description, **values)
 
     return build
+
+
+_MIXED_ADAM = {"bytes_per_value": 2, "optimizer_bytes_per_parameter": 8, "master_bytes_per_parameter": 4}
+_FP32_ADAM = {"bytes_per_value": 4, "optimizer_bytes_per_parameter": 8}
+
+
+def _gpt2_train(title: str, description: str, **kw: Any) -> Factory:
+    fields = {"workload": Workloads.GPT2_XL, "hardware": "H100", **_MIXED_ADAM, **kw}
+    return _case(TrainingStateFitScenario, title, description, **fields)
 
 
 def _gpt2_acts(title: str, description: str, **kw: Any) -> Factory:
-    def build(cat: ScenarioCatalog) -> ActivationMemoryScenario:
-        fields = {"micro_batch": 32, "seq_len": 1024, "precision_bytes": 2, "normalization_per_layer": Q_(10, "MB")}
-        return ActivationMemoryScenario(
-            name=title, description=description, workload=Workloads.GPT2_XL, **{**fields, **kw}
-        )
-
-    return build
+    fields = {"micro_batch": 32, "seq_len": 1024, "precision_bytes": 2, "normalization_per_layer": Q_(10, "MB")}
+    return _case(ActivationMemoryScenario, title, description, workload=Workloads.GPT2_XL, **{**fields, **kw})
 
 
 def _resnet(title: str, description: str, **kw: Any) -> Factory:
-    def build(cat: ScenarioCatalog) -> TrainingStateFitScenario:
-        fields = {"bytes_per_value": 4, "optimizer_bytes_per_parameter": 8, "hardware": Hardware.H100, **kw}
-        fields = {k: (v(cat) if callable(v) else v) for k, v in fields.items()}
-        return TrainingStateFitScenario(name=title, description=description, workload=Workloads.RESNET50, **fields)
-
-    return build
+    fields = {"workload": Workloads.RESNET50, "hardware": "H100", **_FP32_ADAM, **kw}
+    return _case(TrainingStateFitScenario, title, description, **fields)
 
 
 def _llama3(title: str, description: str, **kw: Any) -> Factory:
-    def build(cat: ScenarioCatalog) -> TrainingStateFitScenario:
-        return TrainingStateFitScenario(
-            name=title,
-            description=description,
-            workload=Workloads.LLAMA3_8B,
-            hardware=Hardware.H100,
-            bytes_per_value=2,
-            optimizer_bytes_per_parameter=8,
-            master_bytes_per_parameter=4,
-            batch_size=4,
-            activations=cat.Llama3_8BBatch4Activations.per_token_activations,
-            **kw,
-        )
-
-    return build
+    fields = {"workload": Workloads.LLAMA3_8B, "hardware": "H100", **_MIXED_ADAM, "batch_size": 4,
+              "activations": lambda c: c.Llama3_8BBatch4Activations.per_token_activations, **kw}  # fmt: skip
+    return _case(TrainingStateFitScenario, title, description, **fields)
 
 
 def _adapters(title: str, description: str, rank: int) -> Factory:
-    def build(cat: ScenarioCatalog) -> TrainingStateFitScenario:
-        return TrainingStateFitScenario(
-            name=title,
-            description=description,
-            workload=Workloads.HYPOTHETICAL_8B,
-            bytes_per_value=2,
-            optimizer_bytes_per_parameter=8,
-            master_bytes_per_parameter=4,
-            adapter_rank=rank,
-            adapted_matrices=2,
-            adapter_in_dim=4096,
-            adapter_out_dim=4096,
-        )
-
-    return build
+    shape = {"adapter_rank": rank, "adapted_matrices": 2, "adapter_in_dim": 4096, "adapter_out_dim": 4096}
+    return _case(
+        TrainingStateFitScenario, title, description, workload=Workloads.HYPOTHETICAL_8B, **_MIXED_ADAM, **shape
+    )
 
 
 def _gpt3(title: str, micro_batch: int) -> Factory:
-    def build(cat: ScenarioCatalog) -> ActivationMemoryScenario:
-        return ActivationMemoryScenario(
-            name=title,
-            description="Full-context GPT-3 activations per replica, with and without recomputation.",
-            workload=Workloads.GPT3_175B,
-            micro_batch=micro_batch,
-        )
-
-    return build
+    description = "Full-context GPT-3 activations per replica, with and without recomputation."
+    return _case(ActivationMemoryScenario, title, description, workload=Workloads.GPT3_175B, micro_batch=micro_batch)
 
 
 _CASES: dict[str, Factory] = {
@@ -141,14 +116,13 @@ _CASES: dict[str, Factory] = {
         batch_size=32,
         activations=lambda c: c.Gpt2XlBatch32SegmentCheckpointed.checkpointed_activations,
     ),
-    "Llama2_7BMixedPrecisionAdam": lambda cat: TrainingStateFitScenario(
-        name="A 7B model trained in mixed precision with Adam, against one H100",
-        description="16 B per parameter before activations, against the 2 B per parameter it serves from.",
+    "Llama2_7BMixedPrecisionAdam": _case(
+        TrainingStateFitScenario,
+        "A 7B model trained in mixed precision with Adam, against one H100",
+        "16 B per parameter before activations, against the 2 B per parameter it serves from.",
         workload=Workloads.LLAMA2_7B,
-        hardware=Hardware.H100,
-        bytes_per_value=2,
-        optimizer_bytes_per_parameter=8,
-        master_bytes_per_parameter=4,
+        hardware="H100",
+        **_MIXED_ADAM,
     ),
     "Llama3_8BFullFineTuneOnH100": _llama3(
         "Full fine-tuning of Llama 3.1 8B on one H100",
@@ -220,9 +194,10 @@ _CASES: dict[str, Factory] = {
         "Each segment's 16-bit input is kept; the backward pass rebuilds one segment at a time.",
         checkpoint_segments=8,
     ),
-    "Llama3_8BBatch4Activations": lambda cat: ActivationMemoryScenario(
-        name="Llama 3.1 8B's saved activations at batch 4 and 2,048 tokens, 16-bit",
-        description="Per-token tensors only: fused attention keeps no score matrices.",
+    "Llama3_8BBatch4Activations": _case(
+        ActivationMemoryScenario,
+        "Llama 3.1 8B's saved activations at batch 4 and 2,048 tokens, 16-bit",
+        "Per-token tensors only: fused attention keeps no score matrices.",
         workload=Workloads.LLAMA3_8B,
         micro_batch=4,
         seq_len=2048,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlsysim_nb.fields import check_count, check_number
 from mlsysim_nb.physics import STRATEGIES, evaluate, with_equations
 
 __all__ = [
@@ -18,14 +19,6 @@ __all__ = [
     "calc_transformer_decode_flops",
     "calc_transformer_training_flops",
 ]
-
-
-def _positive(name: str, value: Any, *, allow_none: bool = False) -> None:
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        msg = f"{name} must be a positive number, got {value!r}"
-        raise ValueError(msg)
 
 
 @with_equations(
@@ -71,11 +64,11 @@ def calc_activation_memory(  # noqa: PLR0917 - the seed's helper takes these pos
         ("hidden_dim", hidden_dim),
         ("precision_bytes", precision_bytes),
     ]:
-        _positive(name, value)
+        check_number("calc_activation_memory", name, value)
     if strategy == "none" and n_heads is None:
         msg = "strategy 'none' stores the attention scores, so it needs n_heads"
         raise ValueError(msg)
-    _positive("n_heads", n_heads, allow_none=True)
+    check_number("calc_activation_memory", "n_heads", n_heads, optional=True)
     inputs = {
         "layers": n_layers,
         "sequence": seq_len,
@@ -97,8 +90,8 @@ def calc_checkpoint_memory_units(n_layers: int, checkpoints: int) -> float:
     >>> calc_checkpoint_memory_units(48, 4)
     16.0
     """
-    _positive("n_layers", n_layers)
-    _positive("checkpoints", checkpoints)
+    check_number("calc_checkpoint_memory_units", "n_layers", n_layers)
+    check_number("calc_checkpoint_memory_units", "checkpoints", checkpoints)
     return float(evaluate("checkpoint_memory_units", {"layers": n_layers, "checkpoints": checkpoints}))
 
 
@@ -111,8 +104,8 @@ def calc_transformer_training_flops(n_params: float, n_tokens: float, activation
     """
     from mlsysim_nb.units import Q_
 
-    _positive("n_params", n_params)
-    _positive("n_tokens", n_tokens)
+    check_number("calc_transformer_training_flops", "n_params", n_params)
+    check_number("calc_transformer_training_flops", "n_tokens", n_tokens)
     name = "checkpointed_training_flops" if activation_checkpointing else "training_flops"
     return Q_(evaluate(name, {"parameters": float(n_params), "tokens": n_tokens}), "FLOP")
 
@@ -126,8 +119,8 @@ def calc_transformer_decode_flops(n_params: float, n_tokens: float = 1) -> Any:
     """
     from mlsysim_nb.units import Q_
 
-    _positive("n_params", n_params)
-    _positive("n_tokens", n_tokens)
+    check_number("calc_transformer_decode_flops", "n_params", n_params)
+    check_number("calc_transformer_decode_flops", "n_tokens", n_tokens)
     return Q_(evaluate("decode_flops", {"parameters": float(n_params), "tokens": n_tokens}), "FLOP")
 
 
@@ -139,8 +132,6 @@ def calc_low_rank_update_params(in_dim: int, out_dim: int, rank: int) -> int:
     131072
     """
     for name, value in [("in_dim", in_dim), ("out_dim", out_dim), ("rank", rank)]:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            msg = f"{name} must be a positive integer, got {value!r}"
-            raise ValueError(msg)
+        check_count("calc_low_rank_update_params", name, value)
     inputs = {"adapter_rank": rank, "adapter_in_dim": in_dim, "adapter_out_dim": out_dim}
     return int(evaluate("low_rank_update_params", inputs))

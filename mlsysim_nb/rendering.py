@@ -22,68 +22,99 @@ __all__ = ["HTML", "LATEX", "TEXT", "format_number", "render"]
 Leaf = Callable[[str], str]
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def format_number(value: Any, *, digits: int = 4, html: bool = False, latex: bool = False) -> str:
+    """A fixed, deterministic spelling of a number: ``1.5×10⁹``, ``26``, ``0.2794``.
+
+    Integers below a million print whole; everything else to ``digits``
+    significant digits, switching to powers of ten outside 1e-3..1e6.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, np.ndarray):
+        return f"array{value.shape}"
+    v = float(value)
+    if math.isnan(v) or math.isinf(v):
+        return str(v)
+    if v == int(v) and abs(v) < 1e6:
+        return str(int(v))
+    if v != 0 and not (1e-3 <= abs(v) < 1e6):
+        mantissa, exponent = f"{v:.{digits - 1}e}".split("e")
+        mantissa = mantissa.rstrip("0").rstrip(".")
+        exp = int(exponent)
+        if html:
+            return f"{mantissa}&times;10<sup>{exp}</sup>"
+        if latex:
+            return rf"{mantissa} \times 10^{{{exp}}}"
+        return f"{mantissa}×10{str(exp).translate(_SUPERSCRIPT)}"
+    text = f"{v:.{digits}g}"
+    if "e" in text:  # .g may still choose an exponent near the edges
+        text = f"{v:.{max(digits - 1, 0)}f}"
+    return text
+
+
 @dataclass(frozen=True)
 class _Style:
-    """The operator spellings of one output format."""
+    """The spellings of one output format: operators, brackets and how numbers print."""
 
     mul: str
     div: str
-    floordiv: Callable[[str, str], str]
-    power: Callable[[str, str], str]
+    minus: str
     le: str
-    call: Callable[[str, list[str]], str]
-    paren: Callable[[str], str]
+    floor: tuple[str, str]
+    ceil: tuple[str, str]
+    parens: tuple[str, str]
+    power: str  # a format string with {base} and {exponent}
+    function: str  # how a called function's name is written, with {name}
     number: Callable[[Any], str]
 
+    def paren(self, text: str) -> str:
+        """``text`` in round brackets."""
+        return self.parens[0] + text + self.parens[1]
 
-def _num_text(v: float) -> str:
-    return format_number(v)
+    def floordiv(self, a: str, b: str) -> str:
+        """``⌊a / b⌋``."""
+        return self.floor[0] + a + self.div + b + self.floor[1]
+
+    def call(self, name: str, args: list[str]) -> str:
+        """``⌊x⌋``, ``⌈x⌉``, or ``max(a, b)``."""
+        if name in ("floor", "ceil"):
+            left, right = self.floor if name == "floor" else self.ceil
+            return left + args[0] + right
+        return self.function.format(name=name) + self.paren(", ".join(args))
 
 
 TEXT = _Style(
     mul=" · ",
     div=" / ",
-    floordiv=lambda a, b: f"⌊{a} / {b}⌋",
-    power=lambda a, b: f"{a}^{b}",
+    minus=" − ",
     le=" ≤ ",
-    call=lambda f, args: (
-        f"⌊{args[0]}⌋" if f == "floor" else f"⌈{args[0]}⌉" if f == "ceil" else f"{f}({', '.join(args)})"
-    ),
-    paren=lambda s: f"({s})",
-    number=_num_text,
+    floor=("⌊", "⌋"),
+    ceil=("⌈", "⌉"),
+    parens=("(", ")"),
+    power="{base}^{exponent}",
+    function="{name}",
+    number=format_number,
 )
 HTML = _Style(
     mul=" &middot; ",
     div=" / ",
-    floordiv=lambda a, b: f"&lfloor;{a} / {b}&rfloor;",
-    power=lambda a, b: f"{a}<sup>{b}</sup>",
+    minus=" - ",
     le=" &le; ",
-    call=lambda f, args: (
-        f"&lfloor;{args[0]}&rfloor;"
-        if f == "floor"
-        else f"&lceil;{args[0]}&rceil;"
-        if f == "ceil"
-        else f"{f}({', '.join(args)})"
-    ),
-    paren=lambda s: f"({s})",
+    floor=("&lfloor;", "&rfloor;"),
+    ceil=("&lceil;", "&rceil;"),
+    parens=("(", ")"),
+    power="{base}<sup>{exponent}</sup>",
+    function="{name}",
     number=lambda v: format_number(v, html=True),
 )
 LATEX = _Style(
-    mul=r" \cdot ",
-    div=" / ",
-    floordiv=lambda a, b: rf"\left\lfloor {a} / {b} \right\rfloor",
-    power=lambda a, b: f"{{{a}}}^{{{b}}}",
-    le=r" \le ",
-    call=lambda f, args: (
-        rf"\lfloor {args[0]} \rfloor"
-        if f == "floor"
-        else rf"\lceil {args[0]} \rceil"
-        if f == "ceil"
-        else rf"\{f}({', '.join(args)})"
-    ),
-    paren=lambda s: rf"\left({s}\right)",
-    number=lambda v: format_number(v, latex=True),
-)
+    mul=r" \cdot ", div=" / ", minus=" - ", le=r" \le ", floor=(r"\left\lfloor ", r" \right\rfloor"),
+    ceil=(r"\left\lceil ", r" \right\rceil"), parens=(r"\left(", r"\right)"), power="{{{base}}}^{{{exponent}}}",
+    function=r"\{name}", number=lambda v: format_number(v, latex=True),
+)  # fmt: skip
 
 
 def _precedence(node: ast.AST) -> int:
@@ -128,39 +159,6 @@ def render(node: ast.AST, style: _Style, leaf: Leaf) -> str:  # noqa: C901 - one
     if _precedence(node.right) < prec or (tight and _precedence(node.right) == prec):
         right = style.paren(right)
     if isinstance(node.op, ast.Pow):
-        return style.power(left, right)
-    symbol = {ast.Add: " + ", ast.Sub: " − " if style is TEXT else " - ", ast.Mult: style.mul, ast.Div: style.div}
+        return style.power.format(base=left, exponent=right)
+    symbol = {ast.Add: " + ", ast.Sub: style.minus, ast.Mult: style.mul, ast.Div: style.div}
     return left + symbol[type(node.op)] + right
-
-
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def format_number(value: Any, *, digits: int = 4, html: bool = False, latex: bool = False) -> str:
-    """A fixed, deterministic spelling of a number: ``1.5×10⁹``, ``26``, ``0.2794``.
-
-    Integers below a million print whole; everything else to ``digits``
-    significant digits, switching to powers of ten outside 1e-3..1e6.
-    """
-    if isinstance(value, (bool, np.bool_)):
-        return "true" if value else "false"
-    if isinstance(value, np.ndarray):
-        return f"array{value.shape}"
-    v = float(value)
-    if math.isnan(v) or math.isinf(v):
-        return str(v)
-    if v == int(v) and abs(v) < 1e6:
-        return str(int(v))
-    if v != 0 and not (1e-3 <= abs(v) < 1e6):
-        mantissa, exponent = f"{v:.{digits - 1}e}".split("e")
-        mantissa = mantissa.rstrip("0").rstrip(".")
-        exp = int(exponent)
-        if html:
-            return f"{mantissa}&times;10<sup>{exp}</sup>"
-        if latex:
-            return rf"{mantissa} \times 10^{{{exp}}}"
-        return f"{mantissa}×10{str(exp).translate(_SUPERSCRIPT)}"
-    text = f"{v:.{digits}g}"
-    if "e" in text:  # .g may still choose an exponent near the edges
-        text = f"{v:.{max(digits - 1, 0)}f}"
-    return text

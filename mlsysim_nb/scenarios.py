@@ -12,7 +12,7 @@ from mlsysim_nb.base import Scenario, derived, knob
 from mlsysim_nb.errors import FieldError, NotApplicableError
 from mlsysim_nb.fields import check_count, check_number, check_quantity
 from mlsysim_nb.hardware import HardwareNode
-from mlsysim_nb.physics import _CONSTANTS, ACTIVATION_NAMES, STRATEGIES, TRAINING_NAMES, with_equations
+from mlsysim_nb.physics import _CONSTANTS, ACTIVATION_NAMES, STRATEGIES, TRAINING_NAMES, evaluate, with_equations
 from mlsysim_nb.workloads import Workload
 
 __all__ = ["ActivationMemoryScenario", "TrainingStateFitScenario"]
@@ -172,9 +172,8 @@ class TrainingStateFitScenario(Scenario):
             raise FieldError(o, field, msg)
 
     def _shape_count(self, shape: dict[str, Any]) -> Any:
-        layers = self.workload.layers or 0  # checked by _check_adapters before this is called
-        r, m = shape["adapter_rank"], shape["adapted_matrices"]
-        return layers * m * r * (shape["adapter_in_dim"] + shape["adapter_out_dim"])
+        # the adapter_count formula itself (its "from the shape" case), not a second copy of it
+        return evaluate("adapter_count", {**shape, "layers": self.workload.layers, "adapter_stated": False})
 
     # -- the seed's properties, each from its formula ---------------------------------
     weights = derived("weights")

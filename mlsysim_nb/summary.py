@@ -40,13 +40,13 @@ def _training(s: Any) -> str:
     total = s.magnitude("total")
     if s.hardware is None:
         return f"{head}: {format_bytes(total)} of parameter state (no hardware to fit against)"
-    cap = s.magnitude("capacity")
+    cap, share = s.magnitude("capacity"), s.magnitude("capacity_share")
     verdict = "fits" if s.fits else "does not fit"
-    share = f"{format_bytes(total)} of {format_bytes(cap)} ({100 * total / cap:.1f} %)"
-    line = f"{head} on {s.hardware.name}: {share}, {verdict}"
+    line = f"{head} on {s.hardware.name}: {format_bytes(total)} of {format_bytes(cap)} ({100 * share:.1f} %), {verdict}"
     if s.activations is not None:
         train = s.magnitude("training_total")
-        line += f"; with activations {format_bytes(train)} ({100 * train / cap:.1f} %)"
+        multiple = s.magnitude("training_capacity_multiple")
+        line += f"; with activations {format_bytes(train)} ({100 * multiple:.1f} %)"
     return line
 
 

@@ -116,7 +116,7 @@ class Sweep(RichRepr):
         """
         _, used = self._bytes_in_use(quantity)
         if plus is not None:
-            used = used + float(getattr(plus, "m_as", lambda _: plus)("byte"))
+            used = used + _bytes(plus)
         capacity, _ = self._capacity(hardware)
         return used <= capacity
 
@@ -177,7 +177,7 @@ class Sweep(RichRepr):
         ax.set_ylabel(y)
         name, _ = self._bytes_in_use(quantity)
         if plus is not None:
-            name += f" + {float(getattr(plus, 'm_as', lambda _: plus)('byte')) / 1e9:.3g} GB"
+            name += f" + {_bytes(plus) / 1e9:.3g} GB"
         ax.set_title(f"{name} fits on {device}: green yes, grey no", fontsize=10, loc="left")
         return fig
 
@@ -197,6 +197,11 @@ class Sweep(RichRepr):
 
     def __repr__(self) -> str:
         return f"<{self._repr_text_()}>"
+
+
+def _bytes(amount: Any) -> float:
+    """Bytes in a quantity, or a plain number taken as bytes (the package's rule for byte fields)."""
+    return float(amount.m_as("byte")) if hasattr(amount, "m_as") else float(amount)
 
 
 def _log_spaced(values: np.ndarray) -> bool:
@@ -237,10 +242,6 @@ def sweep(scenario: Any, **axes: Sequence[Any] | np.ndarray) -> Sweep:
         shape[index] = -1
         shaped[name] = v.reshape(shape)
     changes: dict[str, Any] = dict(shaped)
-    base_batch = getattr(scenario, "batch_size", None)
     if "batch_size" in shaped and "activations" not in shaped and getattr(scenario, "activations", None) is not None:
-        from mlsysim_nb.units import Q_
-
-        per_sequence = scenario.activations.m_as("byte") / base_batch
-        changes["activations"] = Q_(per_sequence * shaped["batch_size"], "byte")
+        changes["activations"] = scenario.activations_at(shaped["batch_size"])  # vectorised, and validated
     return Sweep(scenario, values, scenario.variant(**changes))
