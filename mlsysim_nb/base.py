@@ -8,37 +8,32 @@ attaches its unit once, at the end.
 
 from __future__ import annotations
 
+import contextvars
+import math
 import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 
-from mlsysim_nb.errors import NotApplicableError
+from mlsysim_nb.errors import FieldError, NotApplicableError
+from mlsysim_nb.fields import knobs
 from mlsysim_nb.physics import FORMULAS, QUANTITIES, SYMBOLS
 from mlsysim_nb.units import factor, maker
 
-__all__ = ["Control", "Scenario", "derived", "knob"]
+__all__ = ["Scenario", "changed_fields", "derived"]
 
 
-@dataclasses.dataclass(frozen=True)
-class Control:
-    """How a live control shows a field: its range, scale, step and display unit."""
-
-    low: float
-    high: float
-    log: bool = False
-    step: float = 1
-    unit: str = ""
-    choices: tuple[tuple[str, Any], ...] = ()
+_CHANGED: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("changed", default=frozenset())
 
 
-def knob(default: Any = dataclasses.MISSING, **control: Any) -> Any:
-    """A dataclass field that also declares its control (range, scale, unit)."""
-    meta = {"control": Control(**control)} if control else {}
-    if default is dataclasses.MISSING:
-        return dataclasses.field(metadata=meta)
-    return dataclasses.field(default=default, metadata=meta)
+def changed_fields() -> frozenset[str]:
+    """The fields the ``variant()`` call being validated changes (empty outside one).
+
+    A check that involves several fields (an adapter shape too large for the
+    model) blames the one the user just changed.
+    """
+    return _CHANGED.get()
 
 
 class Env:
@@ -48,11 +43,12 @@ class Env:
     ``needs``; reading one raises :class:`NotApplicableError`.
     """
 
-    __slots__ = ("needs", "values")
+    __slots__ = ("needs", "values", "vectorised")
 
     def __init__(self, values: dict[str, Any], needs: Mapping[str, str]) -> None:
         self.values = values
         self.needs = needs
+        self.vectorised = any(isinstance(v, np.ndarray) for v in values.values())
 
     def get(self, name: str) -> Any:
         """The magnitude of ``name``, computing it from its formula on first use."""
@@ -66,8 +62,17 @@ class Env:
         if formula is None:
             raise KeyError(name)
         try:
-            value = formula.evaluate(self.get)
+            if self.vectorised:
+                with np.errstate(all="ignore"):  # a non-finite element is reported below, naming the equation
+                    value = formula.evaluate(self.get)
+            else:  # plain floats raise OverflowError / ZeroDivisionError instead of warning
+                value = formula.evaluate(self.get)
+            if not _finite(value):
+                case = formula.case(self.get).expression
+                raise NotApplicableError(name, "a finite value", detail=f"{name} = {case} is not finite")
         except NotApplicableError as err:
+            if err.quantity == name:
+                raise
             raise NotApplicableError(name, err.needs) from None
         except OverflowError:
             case = formula.case(self.get).expression
@@ -83,6 +88,14 @@ class Env:
     def with_inputs(self, extra: Mapping[str, Any]) -> Env:
         """A child environment for a method call: ``extra`` inputs, the same cached values."""
         return Env({**self.values, **extra}, self.needs)
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, (bool, int)):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return bool(np.all(np.isfinite(value)))
 
 
 def _plain(value: Any) -> Any:
@@ -115,11 +128,6 @@ def wrapper(name: str) -> Callable[[Any], Any]:
 def _wrap(name: str, value: Any) -> Any:
     """Attach the output unit of ``name`` (see :func:`wrapper`)."""
     return wrapper(name)(value)
-
-
-def output_unit(name: str) -> str:
-    """The unit a property returns (``""`` for a plain number)."""
-    return FORMULAS[name].unit
 
 
 def derived(name: str, *, post: Callable[[Any], Any] | None = None) -> Any:
@@ -178,7 +186,46 @@ class Scenario:
                 f"valid fields are: {', '.join(names)}"
             )
             raise TypeError(msg)
-        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+        if "name" not in changes and any(k not in ("name", "description") for k in changes):
+            # a title describes the scenario it was given to; a changed scenario drops it rather than mislead
+            changes = {**changes, "name": "", "description": ""}
+        token = _CHANGED.set(frozenset(changes))
+        try:
+            return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+        finally:
+            _CHANGED.reset(token)
+
+    def rebind(self, **changes: Any) -> Any:
+        """``variant(**changes)`` plus the fields that follow the changed ones (a live control's and a
+        sweep's "move this knob"); kinds whose fields are coupled override it."""
+        return self.variant(**changes)
+
+    # -- validation: every declared field through its Knob, then what fields must agree on ---------
+    def _check_fields(self) -> dict[str, Any]:
+        """Check and normalise every declared field; returns their base-unit magnitudes by name."""
+        owner = type(self).__name__
+        for name in ("name", "description"):
+            value = getattr(self, name, "")
+            if not isinstance(value, str):
+                raise FieldError(owner, name, f"must be a string, got {type(value).__name__} {value!r}")
+        magnitudes: dict[str, Any] = {}
+        for name, declared in knobs(self).items():
+            stored, magnitudes[name] = declared.check(owner, name, getattr(self, name))
+            object.__setattr__(self, name, stored)
+        arrays = {k: np.shape(v) for k, v in magnitudes.items() if isinstance(v, np.ndarray) and v.ndim}
+        if len(arrays) > 1:
+            try:
+                np.broadcast_shapes(*arrays.values())
+            except ValueError:
+                shapes = ", ".join(f"{k} {v}" for k, v in arrays.items())
+                msg = f"array fields must broadcast against each other (a sweep grid), got shapes {shapes}"
+                raise FieldError(owner, next(reversed(arrays)), msg) from None
+        return magnitudes
+
+    def field_bounds(self, name: str) -> tuple[float, float | None]:
+        """The range field ``name`` accepts in this scenario (its declaration's, unless a rule narrows it)."""
+        declared = knobs(self)[name]
+        return declared.low, declared.high
 
     @property
     def is_sweep(self) -> bool:

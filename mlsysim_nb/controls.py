@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mlsysim_nb.base import Control
+from mlsysim_nb.fields import Knob, knobs
 
 __all__ = ["ControlSpec", "apply_control", "controls_for"]
 
@@ -43,16 +43,12 @@ class ControlSpec:
     bind: Callable[[Any, Any], Changes] | None = dataclasses.field(default=None, compare=False, repr=False)
 
 
-def _field_control(cls: type, name: str) -> Control:
-    for f in dataclasses.fields(cls):
-        if f.name == name:
-            control = f.metadata.get("control")
-            if not isinstance(control, Control):
-                msg = f"{cls.__name__}.{name} declares no control"
-                raise KeyError(msg)
-            return control
-    msg = f"{cls.__name__} has no field {name!r}"
-    raise KeyError(msg)
+def _field_control(cls: Any, name: str) -> Knob:
+    declared = knobs(cls).get(name)
+    if declared is None or not declared.control:
+        msg = f"{type(cls).__name__}.{name} declares no control"
+        raise KeyError(msg)
+    return declared
 
 
 def _bytes(q: Any) -> float:
@@ -61,14 +57,15 @@ def _bytes(q: Any) -> float:
 
 def _slider_spec(scenario: Any, name: str, label: str, value: int | None, help_: str = "", **kw: Any) -> ControlSpec:
     """A slider whose range and scale (log: powers of two) come from the field's knob() declaration."""
-    c = _field_control(type(scenario), name)
-    low, high = int(kw.pop("low", c.low)), int(min(kw.pop("high", c.high), c.high))
-    current = value if value is not None else low
-    return ControlSpec(name, label, "log" if c.log else "int", int(current), low=low, high=high, help=help_, **kw)
+    c = _field_control(scenario, name)
+    bound_low, bound_high = scenario.field_bounds(name)
+    low, high = int(kw.pop("low", bound_low)), int(kw.pop("high", bound_high))
+    current = value if value is not None else max(low, 1)
+    return ControlSpec(name, label, c.control, int(current), low=low, high=high, help=help_ or c.help, **kw)
 
 
 def _choice_spec(scenario: Any, name: str, label: str, value: float, help_: str = "") -> ControlSpec:
-    c = _field_control(type(scenario), name)
+    c = _field_control(scenario, name)
     options = tuple(c.choices)
     if value not in [v for _, v in options]:
         options = (*options, (f"{value:g} B", value))

@@ -8,6 +8,8 @@ bytes; a quantity of the wrong dimension is refused.
 
 from __future__ import annotations
 
+import dataclasses
+import decimal
 import math
 import numbers
 import re
@@ -18,9 +20,13 @@ import numpy as np
 from mlsysim_nb.errors import FieldError, FieldUnitError
 from mlsysim_nb.units import Q_, dimensionality, factor, unit, ureg
 
-__all__ = ["check_count", "check_number", "check_quantity"]
+__all__ = ["Knob", "check_count", "check_number", "check_quantity", "knob", "knobs"]
 
 _ARRAY_KINDS = "iuf"
+
+#: A count typed as a decimal (``Q_(8.03, "Gparam")`` is 8029999999.999999 in binary floating point)
+#: is read as the whole number it misses by at most this relative amount.
+WHOLE_NUMBER_TOLERANCE = 1e-9
 
 
 _QUANTITY_TEXT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/][A-Za-z0-9/* ]*?)\s*$")
@@ -37,7 +43,23 @@ def _parse(text: str) -> Any:
 
 def _is_real(value: Any) -> bool:
     """A real number of any kind (int, float, Fraction, Decimal), without narrowing the type for mypy."""
-    return isinstance(value, numbers.Real)
+    return isinstance(value, (numbers.Real, decimal.Decimal))
+
+
+def _scalar(value: Any) -> Any:
+    """NumPy scalars and 0-d arrays as Python numbers; a finite ``Decimal`` as a float; others unchanged."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, decimal.Decimal) and value.is_finite():
+        value = int(value) if value == value.to_integral_value() else float(value)
+    return value
+
+
+def _near_whole(value: Any) -> Any:
+    """True where ``value`` is a whole number up to float rounding (:data:`WHOLE_NUMBER_TOLERANCE`)."""
+    return np.abs(value - np.round(value)) <= WHOLE_NUMBER_TOLERANCE * np.maximum(1.0, np.abs(value))
 
 
 def _is_quantity(value: Any) -> bool:
@@ -47,14 +69,26 @@ def _is_quantity(value: Any) -> bool:
 def _as_array(owner: str, field: str, value: Any) -> np.ndarray | None:
     """A NumPy array of numbers, or None when ``value`` is a scalar."""
     if isinstance(value, (list, tuple)):
-        value = np.asarray(value)
+        try:
+            value = np.asarray(value)
+        except ValueError:
+            raise FieldError(owner, field, "expected a flat sequence of numbers of one shape") from None
     if isinstance(value, np.ndarray):
-        if value.dtype.kind not in _ARRAY_KINDS:
-            raise FieldError(owner, field, f"expected numbers, got an array of {value.dtype}")
         if value.ndim == 0:
             return None
+        if value.dtype.kind == "O" and value.size and all(_is_real(_scalar(v)) for v in value.flat):
+            value = value.astype(float)
+        if value.dtype.kind not in _ARRAY_KINDS:
+            raise FieldError(owner, field, f"expected numbers, got an array of {value.dtype}")
+        if value.size == 0:
+            raise FieldError(owner, field, "got an empty array: give at least one value")
         return value
     return None
+
+
+def _show(value: float) -> str:
+    """A count for a message: exact when short, else three significant digits."""
+    return f"{value}" if abs(value) < 1e16 else f"{float(value):.3g}"
 
 
 def _first_bad(array: np.ndarray, bad: np.ndarray) -> Any:
@@ -84,20 +118,20 @@ def check_count(  # noqa: C901 - one check per way a count can be wrong, each wi
     array = _as_array(owner, field, value)
     if array is not None:
         return _check_count_array(owner, field, array, minimum, maximum)
-    if isinstance(value, np.generic):
-        value = value.item()
+    value = _scalar(value)
     if isinstance(value, bool) or not _is_real(value):
         raise FieldError(owner, field, f"must be a whole number, got {value!r}")
     value = value if isinstance(value, int) else float(value)
-    if not math.isfinite(value):
+    if isinstance(value, float) and not math.isfinite(value):
         raise FieldError(owner, field, f"must be a finite whole number, got {value!r}")
-    if int(value) != value:
-        raise FieldError(owner, field, f"must be a whole number, got the fraction {value!r}")
-    value = int(value)
+    if not isinstance(value, int):
+        if not _near_whole(value):
+            raise FieldError(owner, field, f"must be a whole number, got the fraction {value!r}")
+        value = round(value)
     if value < minimum:
-        raise FieldError(owner, field, f"must be at least {minimum}, got {value}")
+        raise FieldError(owner, field, f"must be at least {minimum}, got {_show(value)}")
     if maximum is not None and value > maximum:
-        raise FieldError(owner, field, f"must be at most {maximum}, got {value}")
+        raise FieldError(owner, field, f"must be at most {maximum:,}, got {_show(value)}")
     return value
 
 
@@ -105,7 +139,7 @@ def _check_count_array(owner: str, field: str, array: np.ndarray, minimum: int, 
     if not np.all(np.isfinite(array)):
         bad = ~np.isfinite(array)
         raise FieldError(owner, field, f"must be finite whole numbers, got {_first_bad(array, bad)!r}")
-    frac = array != np.floor(array)
+    frac = ~_near_whole(array)
     if np.any(frac):
         raise FieldError(owner, field, f"must be whole numbers, got the fraction {_first_bad(array, frac)!r}")
     low = array < minimum
@@ -114,14 +148,27 @@ def _check_count_array(owner: str, field: str, array: np.ndarray, minimum: int, 
     if maximum is not None:
         high = array > maximum
         if np.any(high):
-            raise FieldError(owner, field, f"must be at most {maximum}, got {_first_bad(array, high)!r}")
-    return array.astype(np.int64)
+            raise FieldError(owner, field, f"must be at most {maximum:,}, got {_show(_first_bad(array, high))}")
+    return np.round(array).astype(np.int64)
 
 
 def check_number(  # noqa: C901 - one check per way a number can be wrong, each with its message
-    owner: str, field: str, value: Any, *, positive: bool = True, optional: bool = False
+    owner: str,
+    field: str,
+    value: Any,
+    *,
+    positive: bool = True,
+    optional: bool = False,
+    maximum: float | None = None,
+    unit_text: str = "",
 ) -> Any:
-    """A real number (or array) that is positive, or non-negative with ``positive=False``."""
+    """A finite real number (or array) that is positive (or ``>= 0`` with ``positive=False``) and ``<= maximum``.
+
+    >>> check_number("S", "precision_bytes", 1e300, maximum=8, unit_text=" B")
+    Traceback (most recent call last):
+    ...
+    mlsysim_nb.errors.FieldError: S.precision_bytes: must be at most 8 B, got 1e+300 B
+    """
     if value is None:
         if optional:
             return None
@@ -131,20 +178,26 @@ def check_number(  # noqa: C901 - one check per way a number can be wrong, each 
         bad = ~np.isfinite(array) | ((array <= 0) if positive else (array < 0))
         if np.any(bad):
             need = "positive" if positive else "zero or more"
-            raise FieldError(owner, field, f"must be {need}, got {_first_bad(array, bad)!r}")
+            raise FieldError(owner, field, f"must be {need} and finite, got {_first_bad(array, bad)!r}")
+        if maximum is not None and np.any(array > maximum):
+            got = _first_bad(array, array > maximum)
+            raise FieldError(owner, field, f"must be at most {maximum:g}{unit_text}, got {got:g}{unit_text}")
         return array
-    if isinstance(value, np.generic):
-        value = value.item()
+    value = _scalar(value)
     if isinstance(value, bool) or not _is_real(value):
         raise FieldError(owner, field, f"must be a number, got {value!r}")
     if not isinstance(value, (int, float)):
         value = float(value)
-    if not math.isfinite(value):
+    if isinstance(value, int) and maximum is not None and value > maximum:
+        raise FieldError(owner, field, f"must be at most {maximum:g}{unit_text}, got {value:.3g}{unit_text}")
+    if isinstance(value, float) and not math.isfinite(value):
         raise FieldError(owner, field, f"must be finite, got {value!r}")
     if positive and not value > 0:
         raise FieldError(owner, field, f"must be positive, got {value!r}")
     if not positive and value < 0:
         raise FieldError(owner, field, f"must be zero or more, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise FieldError(owner, field, f"must be at most {maximum:g}{unit_text}, got {value:g}{unit_text}")
     return value
 
 
@@ -158,6 +211,7 @@ def check_quantity(
     optional: bool = False,
     plain_unit: str | None = None,
     allow_plain: bool = True,
+    maximum: float | None = None,
 ) -> tuple[Any, Any]:
     """A quantity of the dimension of ``base``; returns ``(stored, magnitude in base)``.
 
@@ -186,7 +240,8 @@ def check_quantity(
             raise FieldUnitError(owner, field, msg)
         unit = plain_unit or base
         number = check_number(owner, field, value, positive=positive)
-        return Q_(number, unit), number * factor(unit, base) if unit != base else number
+        magnitude = _in_base(owner, field, number, factor(unit, base) if unit != base else 1.0, base, maximum)
+        return Q_(number, unit), magnitude
     try:
         scale = factor(value.units, base)
     except Exception:  # noqa: BLE001 - DimensionalityError or an unparseable unit: both are "wrong unit"
@@ -195,5 +250,96 @@ def check_quantity(
         msg = f"must be in units of {want} (like {base}), got {value:~P}, which is {got}"
         raise FieldUnitError(owner, field, msg) from None
     number = check_number(owner, field, value.magnitude, positive=positive)
-    magnitude = number * scale if scale != 1.0 else number
-    return value, magnitude
+    magnitude = _in_base(owner, field, number, scale, base, maximum)
+    return (value if number is value.magnitude else Q_(number, value.units)), magnitude
+
+
+def _in_base(owner: str, field: str, number: Any, scale: float, base: str, maximum: float | None) -> Any:
+    """``number * scale`` (the magnitude in ``base``), refused above ``maximum`` (also given in ``base``)."""
+    short = {"byte": " B", "byte/second": " B/s", "second": " s"}.get(base, f" {base}")
+    try:
+        magnitude = number * scale if scale != 1.0 else number
+        if maximum is not None:
+            check_number(owner, field, magnitude, positive=False, maximum=maximum, unit_text=short)
+    except OverflowError:
+        msg = f"must be at most {maximum:g}{short}" if maximum is not None else "must be a finite amount"
+        raise FieldError(owner, field, f"{msg}, got a number too large to represent") from None
+    return magnitude
+
+
+_KINDS = ("count", "bytes", "number")
+
+
+@dataclasses.dataclass(frozen=True)
+class Knob:
+    """A field's one declaration: how its value is checked, its bounds, label and live control.
+
+    Validation (``__post_init__``), the live controls, the inputs table and the
+    documentation all read this record, so the range a slider offers is the
+    range the checker accepts.
+
+    ``kind`` is ``"count"`` (a whole number from ``low`` to ``high``),
+    ``"bytes"`` (a quantity of information; a plain number means bytes; ``high``
+    in bytes) or ``"number"`` (a plain real number up to ``high``). ``positive``
+    refuses zero for bytes and numbers. ``control`` is how a live panel shows
+    it: ``"log"`` (powers of two, with exact entry), ``"int"`` (every whole
+    number), ``"dropdown"`` (``choices``) or ``""`` (no control).
+    """
+
+    kind: str
+    label: str
+    low: int = 1
+    high: float | None = None
+    positive: bool = True
+    optional: bool = False
+    control: str = ""
+    choices: tuple[tuple[str, Any], ...] = ()
+    help: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in _KINDS:
+            msg = f"Knob.kind must be one of {', '.join(_KINDS)}, got {self.kind!r}"
+            raise ValueError(msg)
+
+    @property
+    def unit(self) -> str:
+        """The base unit of the field's magnitude (``"byte"`` or ``""``)."""
+        return "byte" if self.kind == "bytes" else ""
+
+    def check(self, owner: str, field: str, value: Any) -> tuple[Any, Any]:
+        """``(value to store, magnitude in base units)``, or :class:`FieldError` naming ``owner.field``."""
+        if self.kind == "count":
+            high = None if self.high is None else int(self.high)
+            count = check_count(owner, field, value, minimum=self.low, maximum=high, optional=self.optional)
+            return count, count
+        if self.kind == "bytes":
+            return check_quantity(
+                owner, field, value, "byte", positive=self.positive, optional=self.optional, maximum=self.high
+            )
+        if hasattr(value, "units") or isinstance(value, str):
+            _, value = check_quantity(owner, field, value, "byte", positive=self.positive, optional=self.optional)
+        number = check_number(owner, field, value, positive=self.positive, optional=self.optional, maximum=self.high)
+        return number, number
+
+    def describe(self) -> str:
+        """The accepted values in words, e.g. ``"a whole number from 1 to 65,536"``."""
+        if self.kind == "count":
+            top = "" if self.high is None else f" to {self.high:,.0f}"
+            return f"a whole number from {self.low:,}{top}" + (", or None" if self.optional else "")
+        unit = " B" if self.kind == "bytes" else ""
+        low = "more than 0" if self.positive else "0 or more"
+        top = "" if self.high is None else f", at most {self.high:g}{unit}"
+        return f"{'an amount of memory' if unit else 'a number'}, {low}{top}" + (", or None" if self.optional else "")
+
+
+def knob(default: Any = dataclasses.MISSING, **declaration: Any) -> Any:
+    """A dataclass field carrying its :class:`Knob` (checker, bounds, label, control)."""
+    meta = {"knob": Knob(**declaration)}
+    if default is dataclasses.MISSING:
+        return dataclasses.field(metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def knobs(cls: Any) -> dict[str, Knob]:
+    """The declared fields of a dataclass (or instance), by name, in declaration order."""
+    return {f.name: f.metadata["knob"] for f in dataclasses.fields(cls) if "knob" in f.metadata}

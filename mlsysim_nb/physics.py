@@ -147,6 +147,14 @@ _TRAINING = [
         "total <= capacity",
         "Whether the parameter state alone fits the device; false without hardware.",
     ),
+    _F(
+        "training_fits",
+        doc="Whether the whole run fits the device: the state plus the saved activations, when they are given.",
+        cases=(
+            Case("with activations", "training_total <= capacity", when="has_activations"),
+            Case("state only", "total <= capacity"),
+        ),
+    ),
     _F("capacity_share", "total / capacity", "State before activations as a share of device memory."),
     _F(
         "training_capacity_multiple",
@@ -198,6 +206,25 @@ _TRAINING = [
         "update_time",
         "update_traffic / bandwidth",
         "The optimizer update at the device's memory bandwidth (elementwise, bandwidth-bound).",
+        "ms",
+    ),
+    _F(
+        "adapter_checkpoint",
+        "adapter_count * (bytes_per_value + master_bytes_per_parameter + optimizer_bytes_per_parameter)",
+        "What an adapter run must save to resume: the adapters' weights, master copy and optimizer state "
+        "(the frozen base is already on disk).",
+        "GB",
+    ),
+    _F(
+        "adapter_update_traffic",
+        "update_bytes_per_parameter * adapter_count",
+        "Optimizer-update traffic of an adapter run: only the adapters are updated.",
+        "GB",
+    ),
+    _F(
+        "adapter_update_time",
+        "adapter_update_traffic / bandwidth",
+        "The adapters' optimizer update at the device's memory bandwidth.",
         "ms",
     ),
     _F(

@@ -8,9 +8,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mlsysim_nb.base import Scenario, derived, knob
+from mlsysim_nb.base import Scenario, changed_fields, derived
 from mlsysim_nb.errors import FieldError, NotApplicableError
-from mlsysim_nb.fields import check_count, check_number, check_quantity
+from mlsysim_nb.fields import check_count, check_quantity, knob
 from mlsysim_nb.hardware import HardwareNode
 from mlsysim_nb.physics import _CONSTANTS, ACTIVATION_NAMES, STRATEGIES, TRAINING_NAMES, evaluate, with_equations
 from mlsysim_nb.workloads import Workload
@@ -21,7 +21,9 @@ _VALUE_WIDTHS = (("FP32 (4 B)", 4), ("BF16/FP16 (2 B)", 2), ("FP8 (1 B)", 1))
 _OPTIMIZERS = (("Adam/AdamW (8 B)", 8), ("SGD + momentum (4 B)", 4), ("8-bit Adam (2 B)", 2), ("plain SGD (0 B)", 0))
 
 _NEEDS_HARDWARE = "hardware (this scenario has hardware=None)"
-_NEEDS_ACTIVATIONS = "activations and batch_size"
+_NEEDS_ACTIVATIONS = "activations (the saved activations at batch_size; this scenario has none)"
+_NEEDS_BATCH = "batch_size (the batch at which the activations are stated; this scenario has none)"
+_SHAPE = ("adapter_rank", "adapted_matrices", "adapter_in_dim", "adapter_out_dim")
 _NEEDS_ADAPTERS = "adapters (adapter_parameters, or adapter_rank and its shape)"
 
 
@@ -35,6 +37,16 @@ def _check_workload(owner: str, value: Any) -> Workload:
     if not isinstance(value, Workload):
         raise FieldError(owner, "workload", f"must be a Workload, got {type(value).__name__}")
     return value
+
+
+def _show_counts(value: Any) -> str:
+    return f"{float(np.max(value)):,.0f}"
+
+
+def _blamed(given: list[str]) -> str:
+    """The shape field a too-large adapter is blamed on: the one this ``variant()`` changed, else the rank."""
+    changed = [name for name in given if name in changed_fields()]
+    return changed[0] if changed else "adapter_rank"
 
 
 def _is_array(value: Any) -> bool:
@@ -71,16 +83,33 @@ class TrainingStateFitScenario(Scenario):
 
     workload: Workload
     hardware: HardwareNode | None = None
-    bytes_per_value: Any = knob(choices=_VALUE_WIDTHS, low=1, high=4, unit="B")
-    optimizer_bytes_per_parameter: Any = knob(choices=_OPTIMIZERS, low=0, high=8, unit="B")
-    batch_size: int | None = knob(None, low=1, high=4096, log=True)
-    activations: Any = None
-    master_bytes_per_parameter: Any = knob(None, low=0, high=4, unit="B")
-    adapter_parameters: int | None = None
-    adapter_rank: int | None = knob(None, low=1, high=1024, log=True)
-    adapted_matrices: int | None = knob(None, low=1, high=8)
-    adapter_in_dim: int | None = None
-    adapter_out_dim: int | None = None
+    bytes_per_value: Any = knob(
+        kind="bytes", label="value width", high=8, control="dropdown", choices=_VALUE_WIDTHS,
+        help="bytes per weight and gradient value",
+    )  # fmt: skip
+    optimizer_bytes_per_parameter: Any = knob(
+        kind="bytes", label="optimizer state per parameter", positive=False, high=32, control="dropdown",
+        choices=_OPTIMIZERS, help="optimizer state bytes per trained parameter",
+    )  # fmt: skip
+    batch_size: int | None = knob(
+        None, kind="count", label="batch size", high=2**20, optional=True, control="log",
+        help="sequences per step; the activations are stated at this batch",
+    )  # fmt: skip
+    activations: Any = knob(
+        None, kind="bytes", label="saved activations at batch_size", positive=False, high=1e18, optional=True
+    )
+    master_bytes_per_parameter: Any = knob(None, kind="bytes", label="master copy per parameter", high=8, optional=True)
+    adapter_parameters: int | None = knob(
+        None, kind="count", label="adapter parameters", low=0, high=10**15, optional=True
+    )
+    adapter_rank: int | None = knob(
+        None, kind="count", label="adapter rank", high=65536, optional=True, control="log"
+    )
+    adapted_matrices: int | None = knob(
+        None, kind="count", label="adapted matrices per layer", high=64, optional=True, control="int"
+    )
+    adapter_in_dim: int | None = knob(None, kind="count", label="adapter input width", high=2**20, optional=True)
+    adapter_out_dim: int | None = knob(None, kind="count", label="adapter output width", high=2**20, optional=True)
     name: str = dataclasses.field(default="", compare=False)
     description: str = dataclasses.field(default="", compare=False)
 
@@ -88,27 +117,17 @@ class TrainingStateFitScenario(Scenario):
 
     def __post_init__(self) -> None:
         o = type(self).__name__
-        _check_text(o, "name", self.name)
-        _check_text(o, "description", self.description)
         workload = _check_workload(o, self.workload)
         if self.hardware is not None and not isinstance(self.hardware, HardwareNode):
             raise FieldError(o, "hardware", f"must be a HardwareNode or None, got {type(self.hardware).__name__}")
-        setf = object.__setattr__
+        env = self._check_fields()
         params = float(workload.parameters.magnitude)
-        env: dict[str, Any] = {"parameters": params, "layers": workload.layers}
-        for name, positive, optional in [
-            ("bytes_per_value", True, False),
-            ("optimizer_bytes_per_parameter", False, False),
-            ("master_bytes_per_parameter", True, True),
-        ]:
-            stored, env[name] = check_quantity(
-                o, name, getattr(self, name), "byte", positive=positive, optional=optional
-            )
-            setf(self, name, stored)
+        env["parameters"] = params
+        env["layers"] = workload.layers
         env["has_master"] = self.master_bytes_per_parameter is not None
+        env["has_activations"] = self.activations is not None
         if env["master_bytes_per_parameter"] is None:
             env["master_bytes_per_parameter"] = 0
-        self._check_batch(o, env)
         self._check_adapters(o, env, params)
         if self.hardware is None:
             env["capacity"] = env["bandwidth"] = None
@@ -119,56 +138,42 @@ class TrainingStateFitScenario(Scenario):
             "capacity": _NEEDS_HARDWARE,
             "bandwidth": _NEEDS_HARDWARE,
             "activations": _NEEDS_ACTIVATIONS,
-            "batch_size": _NEEDS_ACTIVATIONS,
+            "batch_size": _NEEDS_BATCH,
             "adapter_count": _NEEDS_ADAPTERS,
             "layers": f"workload.layers ({workload.name} has none)",
         }
         self._set_env(env, needs)
 
-    def _check_batch(self, o: str, env: dict[str, Any]) -> None:
-        batch = check_count(o, "batch_size", self.batch_size, optional=True)
-        object.__setattr__(self, "batch_size", batch)
-        stored, env["activations"] = check_quantity(
-            o, "activations", self.activations, "byte", positive=False, optional=True
-        )
-        object.__setattr__(self, "activations", stored)
-        if (batch is None) != (stored is None):
-            given, missing = ("activations", "batch_size") if batch is None else ("batch_size", "activations")
-            raise FieldError(o, missing, f"is required when {given} is given (activations are stated at a batch size)")
-        env["batch_size"] = batch
-
     def _check_adapters(self, o: str, env: dict[str, Any], params: float) -> None:
-        setf = object.__setattr__
-        stated = check_count(o, "adapter_parameters", self.adapter_parameters, minimum=0, optional=True)
-        setf(self, "adapter_parameters", stated)
-        shape = {}
-        for name in ("adapter_rank", "adapted_matrices", "adapter_in_dim", "adapter_out_dim"):
-            shape[name] = check_count(o, name, getattr(self, name), optional=True)
-            setf(self, name, shape[name])
+        stated = env["adapter_parameters"]
+        shape = {k: env[k] for k in _SHAPE}
         given = [k for k, v in shape.items() if v is not None]
-        if stated is not None and given:
-            msg = f"give adapter_parameters or the adapter shape ({', '.join(given)}), not both"
-            raise FieldError(o, "adapter_parameters", msg)
         if given and shape["adapter_rank"] is None:
             raise FieldError(o, "adapter_rank", f"is required when {', '.join(given)} is given")
         if shape["adapter_rank"] is not None:
-            for name in ("adapted_matrices", "adapter_in_dim", "adapter_out_dim"):
+            for name in _SHAPE[1:]:
                 if shape[name] is None:
                     raise FieldError(o, name, "is required with adapter_rank (the adapter shape is given as a whole)")
             if self.workload.layers is None:
                 raise FieldError(o, "adapter_rank", f"needs workload.layers, which {self.workload.name} does not give")
-        env.update(shape)
-        env["adapter_parameters"] = stated
+        from_shape = self._shape_count(shape) if shape["adapter_rank"] is not None else None
+        if stated is not None and from_shape is not None and np.any(np.asarray(stated) != from_shape):
+            msg = (
+                f"{_show_counts(stated)} disagrees with the adapter shape, which gives "
+                f"{_show_counts(from_shape)} (L·n·r·(d_in + d_out)); give one of them, or make them agree"
+            )
+            raise FieldError(o, "adapter_parameters", msg)
         env["adapter_stated"] = stated is not None
-        env["adapter_mode"] = stated is not None or shape["adapter_rank"] is not None
+        env["adapter_mode"] = stated is not None or from_shape is not None
         if not env["adapter_mode"]:
             env["adapter_count"] = None
             return
-        count = stated if stated is not None else self._shape_count(shape)
-        bad = np.any(np.asarray(count) > params)
-        if bad:
-            field = "adapter_parameters" if stated is not None else "adapter_rank"
-            msg = f"gives {np.max(count)} adapter parameters, more than the model's {params:.6g}"
+        count = stated if stated is not None else from_shape
+        if np.any(np.asarray(count) > params):
+            field = "adapter_parameters" if stated is not None else _blamed(given)
+            msg = f"gives {_show_counts(np.max(count))} adapter parameters, more than the model's {params:,.0f}"
+            if stated is None:
+                msg += " (adapter parameters = layers · adapted_matrices · adapter_rank · (adapter_in_dim + adapter_out_dim))"
             raise FieldError(o, field, msg)
 
     def _shape_count(self, shape: dict[str, Any]) -> Any:
@@ -203,6 +208,9 @@ class TrainingStateFitScenario(Scenario):
     resident_batch_limit = derived("resident_batch_limit")
     max_resident_batch = derived("max_resident_batch", post=lambda v: v.astype(np.int64) if _is_array(v) else v)
     checkpoint = derived("checkpoint")
+    adapter_checkpoint = derived("adapter_checkpoint")
+    adapter_update_traffic = derived("adapter_update_traffic")
+    adapter_update_time = derived("adapter_update_time")
     updated_bytes_per_parameter = derived("updated_bytes_per_parameter")
     update_bytes_per_parameter = derived("update_bytes_per_parameter")
     update_traffic = derived("update_traffic")
@@ -231,6 +239,36 @@ class TrainingStateFitScenario(Scenario):
         value = self._env.get("fits")
         return value if _is_array(value) else bool(value)
 
+    def sweep_quantity(self) -> str:
+        """What a sweep of this scenario plots and fits by default: the run's memory."""
+        return "training_total" if self.activations is not None else "total"
+
+    def rebind(self, **changes: Any) -> Any:
+        """``variant(**changes)``, with the activations rescaled when only ``batch_size`` changes.
+
+        The activations are stated at ``batch_size``; a live control or a sweep that moves the
+        batch means "the same model at another batch", so they follow it (``activations_at``).
+        ``variant()`` itself changes only what it is given.
+        """
+        if "batch_size" in changes and "activations" not in changes and self.activations is not None:
+            batch = check_count(f"{type(self).__name__}.rebind", "batch_size", changes["batch_size"])
+            if self.batch_size is not None:
+                changes["activations"] = self.activations_at(batch)
+        return self.variant(**changes)
+
+    @property
+    @with_equations("training_fits")
+    def training_fits(self) -> Any:
+        """Whether the whole run fits: state plus saved activations (just the state without activations).
+
+        ``fits`` answers the narrower question "does the parameter state alone fit"; a run whose
+        state fits can still overflow once its activations are counted. ``False`` without hardware.
+        """
+        if self.hardware is None:
+            return False
+        value = self._env.get("training_fits")
+        return value if _is_array(value) else bool(value)
+
     @with_equations("activations_at")
     def activations_at(self, batch_size: int) -> Any:
         """Saved activations at another batch size ``B′``, scaled linearly from ``activations``."""
@@ -238,6 +276,8 @@ class TrainingStateFitScenario(Scenario):
         at = check_count(o, "batch_size", batch_size)
         if self.activations is None:
             raise NotApplicableError("activations_at", _NEEDS_ACTIVATIONS)
+        if self.batch_size is None:
+            raise NotApplicableError("activations_at", _NEEDS_BATCH)
         from mlsysim_nb.base import _wrap
 
         return _wrap("activations_at", self._env.with_inputs({"at_batch_size": at}).get("activations_at"))
@@ -283,12 +323,19 @@ class ActivationMemoryScenario(Scenario):
     """
 
     workload: Workload
-    micro_batch: int = knob(low=1, high=1024, log=True)
-    seq_len: int | None = knob(None, low=128, high=131072, log=True)
-    precision_bytes: float = knob(2, choices=_VALUE_WIDTHS, low=1, high=4, unit="B")
-    normalization_per_layer: Any = None
-    ffn_multiple: int = knob(4, low=1, high=8)
-    checkpoint_segments: int | None = knob(None, low=1, high=128)
+    micro_batch: int = knob(kind="count", label="micro-batch", high=2**20, control="log")
+    seq_len: int | None = knob(None, kind="count", label="sequence length", high=2**24, optional=True, control="log")
+    precision_bytes: float = knob(
+        2, kind="number", label="activation width (bytes)", high=8, control="dropdown", choices=_VALUE_WIDTHS
+    )
+    normalization_per_layer: Any = knob(
+        None, kind="bytes", label="normalization per layer", positive=False, high=1e15, optional=True
+    )
+    ffn_multiple: int = knob(4, kind="count", label="feed-forward multiple", high=64, control="int")
+    checkpoint_segments: int | None = knob(
+        None, kind="count", label="checkpoint segments", high=2**16, optional=True, control="int",
+        help="0 = no segment checkpointing",
+    )  # fmt: skip
     name: str = dataclasses.field(default="", compare=False)
     description: str = dataclasses.field(default="", compare=False)
 
@@ -296,57 +343,47 @@ class ActivationMemoryScenario(Scenario):
 
     def __post_init__(self) -> None:
         o = type(self).__name__
-        _check_text(o, "name", self.name)
-        _check_text(o, "description", self.description)
         w = _check_workload(o, self.workload)
         missing = [k for k in ("layers", "hidden_dim") if getattr(w, k) is None]  # what the activation model reads
         if missing:
             msg = f"the activation model needs a transformer's {' and '.join(missing)}; {w.name} has none"
             raise FieldError(o, "workload", msg)
-        setf = object.__setattr__
-        micro = check_count(o, "micro_batch", self.micro_batch)
-        seq = check_count(o, "seq_len", self.seq_len, optional=True)
-        if seq is None and w.context_length is None:
+        inputs = self._check_fields()
+        if inputs["seq_len"] is None and w.context_length is None:
             raise FieldError(o, "seq_len", f"is required: {w.name} gives no context_length to fall back on")
-        precision: Any = self.precision_bytes
-        if isinstance(precision, str) or hasattr(precision, "units"):
-            _, precision = check_quantity(o, "precision_bytes", precision, "byte")
-        precision = check_number(o, "precision_bytes", precision)
-        norm, norm_bytes = check_quantity(
-            o, "normalization_per_layer", self.normalization_per_layer, "byte", positive=False, optional=True
-        )
-        ffn = check_count(o, "ffn_multiple", self.ffn_multiple)
-        segments = check_count(o, "checkpoint_segments", self.checkpoint_segments, optional=True, maximum=w.layers)
-        for name, value in [
-            ("micro_batch", micro),
-            ("seq_len", seq),
-            ("precision_bytes", precision),
-            ("normalization_per_layer", norm),
-            ("ffn_multiple", ffn),
-            ("checkpoint_segments", segments),
-        ]:
-            setf(self, name, value)
+        segments = inputs["checkpoint_segments"]
+        if segments is not None and np.any(np.asarray(segments) > w.layers):
+            got = int(np.max(segments))
+            raise FieldError(o, "checkpoint_segments", f"must be at most {w.layers} (the model's layers), got {got}")
+        norm_bytes = inputs["normalization_per_layer"]
         env: dict[str, Any] = {
             **_CONSTANTS,
+            **inputs,
             "parameters": float(w.parameters.magnitude),
             "tokens": 1,
             "layers": w.layers,
             "hidden_dim": w.hidden_dim,
             "heads": w.heads,
             "context_length": w.context_length,
-            "seq_len": seq,
-            "seq_given": seq is not None,
-            "micro_batch": micro,
-            "precision_bytes": precision,
+            "seq_given": inputs["seq_len"] is not None,
             "normalization_per_layer": 0 if norm_bytes is None else norm_bytes,
-            "ffn_multiple": ffn,
-            "checkpoint_segments": segments,
         }
         needs = {
             "heads": f"workload.heads to size the attention scores ({w.name} gives none)",
             "checkpoint_segments": "checkpoint_segments (this scenario has none)",
         }
         self._set_env(env, needs)
+
+    def sweep_quantity(self) -> str:
+        """What a sweep of this scenario plots and fits by default: selective recomputation's footprint."""
+        return "activations_selective"
+
+    def field_bounds(self, name: str) -> tuple[float, float | None]:
+        """A field's accepted range here: its declaration's, with segments limited by the model's layers."""
+        low, high = super().field_bounds(name)
+        if name == "checkpoint_segments":
+            return low, self.workload.layers
+        return low, high
 
     sequence = derived("sequence")
     per_token_bytes_coefficient = derived("per_token_bytes_coefficient")

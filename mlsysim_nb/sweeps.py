@@ -16,18 +16,29 @@ import numpy as np
 
 from mlsysim_nb.base import wrapper
 from mlsysim_nb.display import RichRepr
-from mlsysim_nb.errors import NotApplicableError
+from mlsysim_nb.errors import FieldError, NotApplicableError
 from mlsysim_nb.physics import FORMULAS, QUANTITIES
+from mlsysim_nb.units import Q_, ureg
 
 __all__ = ["Sweep", "sweep"]
 
 
-def _axis_values(name: str, values: Any) -> np.ndarray:
-    array = np.asarray(getattr(values, "magnitude", values))
-    if array.ndim != 1 or array.size == 0:
-        msg = f"sweep axis {name!r} must be a non-empty 1-D sequence of values, got shape {array.shape}"
+def _axis_values(name: str, values: Any) -> Any:
+    """An axis as a 1-D array, or a 1-D quantity array when its values carry units (never dropped)."""
+    if isinstance(values, str):
+        msg = f"sweep axis {name!r} must be a sequence of values, got the string {values!r}"
+        raise TypeError(msg)
+    if isinstance(values, (list, tuple)) and any(isinstance(v, (ureg.Quantity, str)) for v in values):
+        try:
+            values = ureg.Quantity.from_list([Q_(v) if isinstance(v, str) else v for v in values])
+        except Exception as err:  # noqa: BLE001 - mixed units or unreadable text: say which axis
+            msg = f"sweep axis {name!r}: its values must be quantities of one dimension ({err})"
+            raise FieldError("sweep", name, msg) from None
+    magnitude = np.asarray(getattr(values, "magnitude", values))
+    if magnitude.ndim != 1 or magnitude.size == 0:
+        msg = f"sweep axis {name!r} must be a non-empty 1-D sequence of values, got shape {magnitude.shape}"
         raise ValueError(msg)
-    return array
+    return Q_(magnitude, values.units) if isinstance(values, ureg.Quantity) else magnitude
 
 
 class Sweep(RichRepr):
@@ -37,8 +48,9 @@ class Sweep(RichRepr):
     field to its values; ``result.names()`` lists what can be read.
     """
 
-    def __init__(self, base: Any, axes: dict[str, np.ndarray], scenario: Any) -> None:
+    def __init__(self, base: Any, axes: dict[str, Any], scenario: Any) -> None:
         self.base = base
+        #: each axis's values as given (a quantity array when they carry a unit)
         self.axes = axes
         self.scenario = scenario
         self.shape = tuple(len(v) for v in axes.values())
@@ -46,12 +58,17 @@ class Sweep(RichRepr):
     def __len__(self) -> int:
         return int(np.prod(self.shape))
 
-    def grid(self, axis: str) -> np.ndarray:
-        """An axis's values broadcast over the whole grid."""
+    def grid(self, axis: str) -> Any:
+        """An axis's values broadcast over the whole grid (with their unit, if they have one)."""
+        if axis not in self.axes:
+            msg = f"no sweep axis {axis!r}; the axes are: {', '.join(map(repr, self.axes))}"
+            raise KeyError(msg)
         index = list(self.axes).index(axis)
         shape = [1] * len(self.axes)
         shape[index] = -1
-        return np.broadcast_to(self.axes[axis].reshape(shape), self.shape)
+        values = self.axes[axis]
+        magnitude = np.broadcast_to(np.asarray(getattr(values, "magnitude", values)).reshape(shape), self.shape)
+        return Q_(magnitude, values.units) if isinstance(values, ureg.Quantity) else magnitude
 
     def names(self) -> list[str]:
         """The quantities this sweep can give (those applicable to its scenario)."""
@@ -80,7 +97,8 @@ class Sweep(RichRepr):
 
     def to_dict(self) -> dict[str, np.ndarray]:
         """Flat columns: each axis and each applicable quantity in base units (bytes, seconds)."""
-        columns = {axis: self.grid(axis).ravel() for axis in self.axes}
+        columns = {axis: np.asarray(getattr(g, "magnitude", g)).ravel() for axis, g in
+                   ((a, self.grid(a)) for a in self.axes)}  # fmt: skip
         for name in self.names():
             columns[name] = np.asarray(self.magnitude(name)).ravel()
         return columns
@@ -93,18 +111,31 @@ class Sweep(RichRepr):
 
     # -- answers --------------------------------------------------------------------------
     def _bytes_in_use(self, quantity: str | None) -> tuple[str, np.ndarray]:
-        if quantity is None:
-            if hasattr(self.base, "bytes_per_value"):
-                quantity = "training_total" if self.base.activations is not None else "total"
-            else:
-                quantity = "activations_selective"
-        return quantity, np.asarray(self.magnitude(quantity), dtype=float)
+        name = quantity or self.base.sweep_quantity()
+        if name not in FORMULAS or name not in self.base.FORMULA_NAMES:
+            msg = f"no quantity {name!r} in this sweep; available: {', '.join(self.names())}"
+            raise KeyError(msg)
+        if QUANTITIES[name].base != "byte":
+            unit = QUANTITIES[name].base or "a plain number"
+            msg = (
+                f"{name} is not an amount of memory ({unit}), so it cannot be held against a device's "
+                f"capacity; byte quantities here: {', '.join(n for n in self.names() if QUANTITIES[n].base == 'byte')}"
+            )
+            raise ValueError(msg)
+        return name, np.asarray(self.magnitude(name), dtype=float)
 
     def _capacity(self, hardware: Any) -> tuple[float, str]:
         node = hardware if hardware is not None else getattr(self.base, "hardware", None)
+        if isinstance(node, str):
+            from mlsysim_nb.hardware import Hardware
+
+            node = Hardware[node]
         if node is None:
             msg = "a fit needs hardware: pass hardware=Hardware.H100 (the scenario has none)"
             raise NotApplicableError("fits", "hardware", msg)
+        if not hasattr(node, "memory"):
+            msg = f"hardware must be a HardwareNode or a catalog key such as 'H100', got {node!r}"
+            raise TypeError(msg)
         return float(node.memory.capacity.m_as("byte")), node.name
 
     def fits(self, quantity: str | None = None, *, hardware: Any = None, plus: Any = None) -> np.ndarray:
@@ -128,10 +159,10 @@ class Sweep(RichRepr):
         x = x or next(iter(self.axes))
         name, used = self._bytes_in_use(quantity)
         fig, ax = new_axes(ax)
-        xs = self.axes[x]
+        xs = _plain(self.axes[x])
         others = [a for a in self.axes if a != x]
         values = np.moveaxis(used, list(self.axes).index(x), 0).reshape(len(xs), -1)
-        labels = [""] if not others else [f"{others[0]} = {v}" for v in self.axes[others[0]]]
+        labels = [""] if not others else [f"{others[0]} = {v:g}" for v in _plain(self.axes[others[0]])]
         is_bytes = QUANTITIES[name].base == "byte"
         scale = 1e9 if is_bytes else 1.0
         for column, label in zip(values.T, labels, strict=False):
@@ -171,8 +202,8 @@ class Sweep(RichRepr):
         cmap = ListedColormap(["#d0d0d0", "#009E73"])
         ax.pcolormesh(np.arange(len(self.axes[x]) + 1), np.arange(len(self.axes[y]) + 1), mask.astype(int),
                       cmap=cmap, vmin=0, vmax=1, edgecolors="white", linewidth=0.5)  # fmt: skip
-        ax.set_xticks(np.arange(len(self.axes[x])) + 0.5, labels=[str(v) for v in self.axes[x]], rotation=45)
-        ax.set_yticks(np.arange(len(self.axes[y])) + 0.5, labels=[str(v) for v in self.axes[y]])
+        ax.set_xticks(np.arange(len(self.axes[x])) + 0.5, labels=[f"{v:g}" for v in _plain(self.axes[x])], rotation=45)
+        ax.set_yticks(np.arange(len(self.axes[y])) + 0.5, labels=[f"{v:g}" for v in _plain(self.axes[y])])
         ax.set_xlabel(x)
         ax.set_ylabel(y)
         name, _ = self._bytes_in_use(quantity)
@@ -189,7 +220,7 @@ class Sweep(RichRepr):
         from mlsysim_nb.formatting import format_magnitude
         from mlsysim_nb.repr_html import catalog_html
 
-        rows = [[axis, format_magnitude("", values)] for axis, values in self.axes.items()]
+        rows = [[axis, format_magnitude("", _plain(values)) + _unit_suffix(values)] for axis, values in self.axes.items()]
         rows.extend(
             [name, format_magnitude(QUANTITIES[name].base, np.asarray(self.magnitude(name)))] for name in self.names()
         )
@@ -200,8 +231,20 @@ class Sweep(RichRepr):
 
 
 def _bytes(amount: Any) -> float:
-    """Bytes in a quantity, or a plain number taken as bytes (the package's rule for byte fields)."""
-    return float(amount.m_as("byte")) if hasattr(amount, "m_as") else float(amount)
+    """Bytes in a quantity or text such as ``"2 GB"``; a plain number is bytes (the rule for byte fields)."""
+    from mlsysim_nb.fields import check_quantity
+
+    _, magnitude = check_quantity("Sweep.fits", "plus", amount, "byte", positive=False)
+    return float(magnitude)
+
+
+def _plain(values: Any) -> np.ndarray:
+    """An axis's numbers, without their unit (for plot ticks)."""
+    return np.asarray(getattr(values, "magnitude", values))
+
+
+def _unit_suffix(values: Any) -> str:
+    return f" {values.units:~P}" if isinstance(values, ureg.Quantity) else ""
 
 
 def _log_spaced(values: np.ndarray) -> bool:
@@ -235,13 +278,13 @@ def sweep(scenario: Any, **axes: Sequence[Any] | np.ndarray) -> Sweep:
     if not axes:
         msg = "sweep() needs at least one axis, e.g. sweep(s, batch_size=[1, 2, 4])"
         raise TypeError(msg)
+    if getattr(scenario, "is_sweep", False):
+        msg = "sweep() starts from a single scenario; this one already holds arrays"
+        raise TypeError(msg)
     values = {name: _axis_values(name, v) for name, v in axes.items()}
-    shaped = {}
+    changes: dict[str, Any] = {}
     for index, (name, v) in enumerate(values.items()):
         shape = [1] * len(values)
         shape[index] = -1
-        shaped[name] = v.reshape(shape)
-    changes: dict[str, Any] = dict(shaped)
-    if "batch_size" in shaped and "activations" not in shaped and getattr(scenario, "activations", None) is not None:
-        changes["activations"] = scenario.activations_at(shaped["batch_size"])  # vectorised, and validated
-    return Sweep(scenario, values, scenario.variant(**changes))
+        changes[name] = v.reshape(shape)  # a quantity array keeps its unit; variant() converts and checks it
+    return Sweep(scenario, values, scenario.rebind(**changes))

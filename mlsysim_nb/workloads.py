@@ -5,11 +5,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from mlsysim_nb.display import RichRepr
+from mlsysim_nb.errors import FieldError
 from mlsysim_nb.fields import check_count
 from mlsysim_nb.units import Q_, ureg
 
 __all__ = ["Workload", "Workloads"]
+
+#: A quadrillion parameters: three orders of magnitude beyond the largest models trained.
+MAX_PARAMETERS = 10**15
+#: Upper bounds of a transformer's shape, far beyond any published model.
+_SHAPE_LIMITS = {
+    "layers": 10**5,
+    "hidden_dim": 2**20,
+    "heads": 2**16,
+    "kv_heads": 2**16,
+    "context_length": 2**24,
+}
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -46,18 +60,20 @@ class Workload(RichRepr):
     def __post_init__(self) -> None:
         owner = "Workload"
         if not isinstance(self.name, str) or not self.name:
-            from mlsysim_nb.errors import FieldError
-
             raise FieldError(owner, "name", f"must be a non-empty string, got {self.name!r}")
-        count = check_count(owner, "parameters", self.parameters)
+        if not isinstance(self.source, str):
+            raise FieldError(owner, "source", f"must be a string, got {type(self.source).__name__} {self.source!r}")
+        for name in ("parameters", *_SHAPE_LIMITS):
+            if np.ndim(getattr(getattr(self, name), "magnitude", getattr(self, name))) > 0:
+                msg = "must be a single number; to compare several, sweep a scenario's fields with sweep()"
+                raise FieldError(owner, name, msg)
+        count = check_count(owner, "parameters", self.parameters, maximum=MAX_PARAMETERS)
         object.__setattr__(self, "parameters", Q_(count, "count"))
-        for name in ("layers", "hidden_dim", "heads", "kv_heads", "context_length"):
-            value = check_count(owner, name, getattr(self, name), optional=True)
+        for name, limit in _SHAPE_LIMITS.items():
+            value = check_count(owner, name, getattr(self, name), optional=True, maximum=limit)
             object.__setattr__(self, name, value)
         if self.kv_heads is not None:
             if self.heads is None:
-                from mlsysim_nb.errors import FieldError
-
                 raise FieldError(owner, "kv_heads", "needs heads to be given as well")
             check_count(owner, "kv_heads", self.kv_heads, maximum=self.heads)
 

@@ -68,7 +68,7 @@ def test_validation_names_field_and_offending_value() -> None:
         sweep(Scenarios.Gpt2XlBatch32Activations, micro_batch=[4, 0, 8])
     with pytest.raises(FieldError, match=r"seq_len: must be whole numbers, got the fraction 1.5"):
         sweep(Scenarios.Gpt2XlBatch32Activations, seq_len=[512, 1.5])
-    with pytest.raises(FieldError, match=r"checkpoint_segments: must be at most 48, got 64"):
+    with pytest.raises(FieldError, match=r"checkpoint_segments: must be at most 48 \(the model's layers\), got 64"):
         sweep(Scenarios.Gpt2XlBatch32Activations, checkpoint_segments=[8, 64])
     with pytest.raises(TypeError, match="microbatch"):
         sweep(Scenarios.Gpt2XlBatch32Activations, microbatch=[1])

@@ -95,7 +95,7 @@ def test_no_hardware_fits_is_false_and_share_not_applicable() -> None:
 
 def test_no_activations_not_applicable() -> None:
     """training_total needs activations and a batch size."""
-    with pytest.raises(NotApplicableError, match="activations and batch_size"):
+    with pytest.raises(NotApplicableError, match="needs activations"):
         Scenarios.Gpt2Fp32AdamOnH100.training_total
 
 
