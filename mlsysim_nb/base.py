@@ -19,9 +19,10 @@ import numpy as np
 from mlsysim_nb.errors import FieldError, NotApplicableError
 from mlsysim_nb.fields import knobs
 from mlsysim_nb.physics import FORMULAS, QUANTITIES, SYMBOLS
+from mlsysim_nb.presentation import Headline, MemoryChart, SectionSpec
 from mlsysim_nb.units import factor, maker
 
-__all__ = ["Scenario", "changed_fields", "derived"]
+__all__ = ["Scenario", "changed_fields", "derived", "is_array"]
 
 
 _CHANGED: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("changed", default=frozenset())
@@ -88,6 +89,11 @@ class Env:
     def with_inputs(self, extra: Mapping[str, Any]) -> Env:
         """A child environment for a method call: ``extra`` inputs, the same cached values."""
         return Env({**self.values, **extra}, self.needs)
+
+
+def is_array(value: Any) -> bool:
+    """True for a NumPy array of one or more dimensions (a sweep's values)."""
+    return isinstance(value, np.ndarray) and value.ndim > 0
 
 
 def _finite(value: Any) -> bool:
@@ -270,6 +276,87 @@ class Scenario:
     def _set_env(self, values: dict[str, Any], needs: Mapping[str, str]) -> None:
         object.__setattr__(self, "_env", Env(values, needs))
 
+    # -- presentation as data: what the display, comparison, control and sweep modules read ----------
+    #: the derivation's sections, in reading order (default: one section with every formula)
+    SECTIONS: ClassVar[tuple[SectionSpec, ...]] = ()
+    #: (heading, text) pairs: what the model assumes and leaves out
+    NOTES: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: the quantities compare() shows (default: every formula)
+    COMPARISON_ROWS: ClassVar[tuple[str, ...]] = ()
+
+    def sections(self) -> tuple[SectionSpec, ...]:
+        """The derivation's sections that apply to this scenario (a section's ``when`` flag must hold)."""
+        specs = self.SECTIONS or (
+            SectionSpec("Derivation", tuple((n, n) for n in self.FORMULA_NAMES), self.FORMULA_NAMES[-1]),
+        )
+        return tuple(spec for spec in specs if not spec.when or self.flag(spec.when))
+
+    def flag(self, name: str) -> bool:
+        """A yes/no fact of this scenario by name (``"adapter_mode"``), false when absent."""
+        value = self._env.values.get(name)
+        return value is not None and bool(np.all(value))
+
+    def title(self) -> str:
+        """The scenario's name, or a title built from its fields (never a stale one)."""
+        return str(getattr(self, "name", "") or self.default_title())
+
+    def default_title(self) -> str:
+        """A title built from the fields; kinds say more than their class name."""
+        return type(self).__name__
+
+    def headline(self) -> Headline:
+        """The one-line answer; by default the result of the last section's headline step."""
+        from mlsysim_nb.formatting import format_result
+
+        spec = self.sections()[-1]
+        name = dict(spec.steps).get(spec.headline, spec.headline) or self.FORMULA_NAMES[-1]
+        try:
+            value = format_result(QUANTITIES[name].base, self.magnitude(name))
+        except NotApplicableError as err:
+            value = f"not applicable (needs {err.needs})"
+        return Headline(f"{self.title()}: {name} = {value}")
+
+    def memory_chart(self) -> MemoryChart | None:
+        """The memory bar chart's data; ``None`` for a kind that draws none."""
+        return None
+
+    def sweep_quantity(self) -> str:
+        """What a sweep plots and fits by default: the last memory quantity of the derivation."""
+        in_bytes = [n for n in self.FORMULA_NAMES if QUANTITIES[n].base == "byte"]
+        return in_bytes[-1] if in_bytes else self.FORMULA_NAMES[-1]
+
+    def comparison_rows(self) -> tuple[str, ...]:
+        """The quantities compare() lines up."""
+        return self.COMPARISON_ROWS or self.FORMULA_NAMES
+
+    def method_inputs(self) -> dict[str, Any]:
+        """Example arguments of the methods the derivation shows (base-unit magnitudes by name)."""
+        return {}
+
+    def input_rows(self) -> list[tuple[str, str, str]]:
+        """Inputs read from nested records (a workload, a device) as (name, meaning, value) rows."""
+        return []
+
+    def input_label(self, name: str) -> str:
+        """How the inputs table explains field ``name``."""
+        if name in QUANTITIES:
+            return QUANTITIES[name].label
+        declared = knobs(self).get(name)
+        return declared.label if declared is not None and declared.label else name.replace("_", " ")
+
+    def controls(self) -> list[Any]:
+        """The live controls: one per field that declares one (kinds add catalog and view controls)."""
+        from mlsysim_nb import controls as c
+
+        return [c.field_control(self, name) for name, k in knobs(self).items() if k.control]
+
+    def swept_fields(self) -> list[str]:
+        """The fields that hold arrays."""
+        return [name for name, value in self.inputs().items() if _is_array_value(value)]
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {self.headline()}>"
+
     # -- display: the derivation as HTML, Markdown and text, and the chart -----------------
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         from mlsysim_nb.display import scenario_bundle
@@ -311,6 +398,10 @@ class Scenario:
 
     def plot(self, ax: Any = None) -> Any:
         """The memory bar chart as a matplotlib ``Figure`` (drawn into ``ax`` if given)."""
-        from mlsysim_nb.charts import memory_bar, memory_breakdown
+        from mlsysim_nb.charts import memory_bar
 
-        return memory_bar(memory_breakdown(self), ax=ax)
+        chart = self.memory_chart()
+        if chart is None:
+            msg = f"{type(self).__name__} draws no memory chart"
+            raise NotImplementedError(msg)
+        return memory_bar(chart, ax=ax)

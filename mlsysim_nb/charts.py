@@ -12,9 +12,9 @@ import html
 import io
 from typing import Any
 
-from mlsysim_nb.errors import NotApplicableError
+from mlsysim_nb.presentation import MemoryChart
 
-__all__ = ["Bar", "memory_bar", "memory_breakdown", "png_img"]
+__all__ = ["alt_text", "memory_bar", "memory_breakdown", "png_img"]
 
 #: Colours by part, colour-blind safe (Okabe-Ito) and readable on the white card.
 COLORS = {
@@ -29,63 +29,10 @@ COLORS = {
     "attention scores": "#D55E00",
 }
 
-Bar = tuple[str, dict[str, float]]  # (bar label, {part: bytes})
-
-
-def _try(fn: Any) -> float:
-    try:
-        return float(fn())
-    except NotApplicableError:
-        return 0.0
-
-
-def memory_breakdown(scenario: Any) -> dict[str, Any]:
-    """The parts of a scenario's memory, as pure data.
-
-    Returns ``{"bars": [(label, {part: bytes})], "capacity": bytes or None,
-    "capacity_label": str}``; a training scenario gives one bar for the run
-    (and one for full tuning in adapter mode), an activation scenario one bar
-    per recomputation strategy.
-    """
-    from mlsysim_nb.scenarios import TrainingStateFitScenario
-
-    m = scenario.magnitude
-    if isinstance(scenario, TrainingStateFitScenario):
-        bars: list[Bar] = []
-        acts = _try(lambda: m("activations")) if scenario.activations is not None else 0.0
-        full = {
-            "weights": m("weights"),
-            "gradients": m("gradients"),
-            "optimizer state": m("optimizer_state"),
-            "master copy": m("master_weights"),
-        }
-        if scenario.adapter_mode:
-            run = {"weights": m("weights"), "adapter state": m("adapter_state")}
-            if acts:
-                run["activations"] = acts
-            bars.append(("this run (adapters)", run))
-            bars.append(("full tuning", {**full, **({"activations": acts} if acts else {})}))
-        else:
-            run = {**full, **({"activations": acts} if acts else {})}
-            bars.append(("this run", run))
-        hw = scenario.hardware
-        capacity = None if hw is None else m("capacity")
-        label = "" if hw is None else f"{hw.name}: {hw.memory.capacity:~P}"
-        return {"bars": bars, "capacity": capacity, "capacity_label": label}
-    bars = [
-        (
-            "none",
-            {
-                "linear (per-token)": m("activations_selective"),
-                "attention scores": _try(lambda: m("score_activations")),
-            },
-        ),
-        ("selective", {"linear (per-token)": m("activations_selective")}),
-        ("full", {"linear (per-token)": m("activations_full")}),
-    ]
-    if scenario.checkpoint_segments is not None:
-        bars.append((f"{scenario.checkpoint_segments} segments", {"linear (per-token)": m("checkpointed_activations")}))
-    return {"bars": bars, "capacity": None, "capacity_label": ""}
+def memory_breakdown(scenario: Any) -> MemoryChart | None:
+    """The parts of a scenario's memory, as pure data (the scenario's own :class:`MemoryChart`)."""
+    chart: MemoryChart | None = scenario.memory_chart()
+    return chart
 
 
 def new_axes(ax: Any = None, *, size: tuple[float, float] = (6.4, 3.6)) -> tuple[Any, Any]:
@@ -102,12 +49,15 @@ def _gb(x: float) -> float:
     return x / 1e9
 
 
-def memory_bar(breakdown: dict[str, Any], ax: Any = None, *, title: str = "") -> Any:
-    """Draw ``breakdown`` as horizontal stacked bars in GB, with the capacity line; returns the Figure."""
+def memory_bar(breakdown: MemoryChart, ax: Any = None, *, title: str = "") -> Any:
+    """Draw ``breakdown`` as horizontal stacked bars in GB, with the capacity line; returns the Figure.
+
+    The title is the chart's caption (the verdict) unless ``title`` is given.
+    """
     if ax is None:
         from matplotlib.figure import Figure
 
-        bars = breakdown["bars"]
+        bars = breakdown.bars
         height = 1.3 + 0.5 * len(bars)
         fig = Figure(figsize=(6.4, height), dpi=72, facecolor="white")
         # fixed margins in inches (constrained layout would triple the render time)
@@ -116,9 +66,9 @@ def memory_bar(breakdown: dict[str, Any], ax: Any = None, *, title: str = "") ->
     else:
         fig = ax.figure
     ax.set_facecolor("white")
-    labels = [label for label, _ in breakdown["bars"]]
+    labels = [label for label, _ in breakdown.bars]
     seen: set[str] = set()
-    for row, (_, parts) in enumerate(breakdown["bars"]):
+    for row, (_, parts) in enumerate(breakdown.bars):
         left = 0.0
         for part, size in parts.items():
             width = _gb(size)
@@ -126,7 +76,7 @@ def memory_bar(breakdown: dict[str, Any], ax: Any = None, *, title: str = "") ->
                 row,
                 width,
                 left=left,
-                color=COLORS.get(part, "#999999"),
+                color=breakdown.colors.get(part) or COLORS.get(part, "#999999"),
                 edgecolor="white",
                 label=None if part in seen else part,
                 height=0.6,
@@ -134,13 +84,13 @@ def memory_bar(breakdown: dict[str, Any], ax: Any = None, *, title: str = "") ->
             seen.add(part)
             left += width
         ax.text(left, row, f" {left:,.1f} GB", va="center", ha="left", fontsize=9, color="#1a1a1a")
-    capacity = breakdown["capacity"]
+    capacity = breakdown.capacity
     if capacity:
         ax.axvline(_gb(capacity), color="#1a1a1a", linestyle="--", linewidth=1.2)
         ax.text(
             _gb(capacity),
             1.01,
-            breakdown["capacity_label"],
+            breakdown.capacity_label,
             transform=ax.get_xaxis_transform(),
             fontsize=8,
             ha="center",
@@ -155,20 +105,22 @@ def memory_bar(breakdown: dict[str, Any], ax: Any = None, *, title: str = "") ->
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     fig.legend(loc="lower center", fontsize=8, frameon=False, ncols=min(4, len(seen)), bbox_to_anchor=(0.5, 0.0))
+    title = title or breakdown.caption
     if title:
-        ax.set_title(title, fontsize=10, color="#1a1a1a", loc="left")
+        ax.set_title(title, fontsize=10, color="#1a1a1a", loc="left", pad=14 if capacity else 6)
     return fig
 
 
-def alt_text(breakdown: dict[str, Any]) -> str:
+def alt_text(breakdown: MemoryChart) -> str:
     """The numbers of the chart in words, for the ``alt`` attribute."""
     parts = []
-    for label, sizes in breakdown["bars"]:
+    for label, sizes in breakdown.bars:
         inner = ", ".join(f"{part} {_gb(v):,.2f} GB" for part, v in sizes.items())
         parts.append(f"{label}: {_gb(sum(sizes.values())):,.2f} GB ({inner})")
-    if breakdown["capacity"]:
-        parts.append(f"capacity line at {_gb(breakdown['capacity']):,.2f} GB ({breakdown['capacity_label']})")
-    return "Memory bar chart. " + "; ".join(parts) + "."
+    if breakdown.capacity:
+        parts.append(f"capacity line at {_gb(breakdown.capacity):,.2f} GB ({breakdown.capacity_label})")
+    caption = f" {breakdown.caption}." if breakdown.caption else ""
+    return "Memory bar chart." + caption + " " + "; ".join(parts) + "."
 
 
 def png_img(scenario: Any) -> str:
@@ -176,6 +128,8 @@ def png_img(scenario: Any) -> str:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     breakdown = memory_breakdown(scenario)
+    if breakdown is None:
+        return ""
     fig = memory_bar(breakdown)
     FigureCanvasAgg(fig)
     buffer = io.BytesIO()

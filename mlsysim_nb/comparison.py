@@ -5,50 +5,35 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+import numpy as np
+
 from mlsysim_nb.display import RichRepr
 from mlsysim_nb.errors import NotApplicableError
 from mlsysim_nb.formatting import format_result
+from mlsysim_nb.formula import format_number
 from mlsysim_nb.physics import QUANTITIES
 
 __all__ = ["Comparison", "compare"]
 
-TRAINING_ROWS = (
-    "bytes_per_trained_parameter",
-    "weights",
-    "total",
-    "training_total",
-    "capacity_share",
-    "fits",
-    "max_resident_batch",
-    "checkpoint",
-    "update_traffic",
-    "update_time",
-)
-ACTIVATION_ROWS = (
-    "sequence",
-    "activations_none",
-    "activations_selective",
-    "activations_full",
-    "checkpointed_activations",
-    "score_share",
-    "per_sequence_activations",
-)
-
-
 def _cell(s: Any, name: str) -> tuple[str, Any]:
     try:
-        value = s.magnitude(name) if name != "fits" else s.fits
+        value = s.magnitude(name)
     except (NotApplicableError, KeyError):
         return "n/a", None
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value)), bool(value)  # read as in Python
     return format_result(QUANTITIES[name].base, value), value
 
 
 def _change(first: Any, value: Any) -> str:
-    if first is None or value is None or isinstance(value, bool) or first == value:
+    """``(▲ 12 %)`` relative to the first column; no percentage across zero or a sign change."""
+    if first is None or value is None or first == value:
         return ""
-    if first == 0:
+    if isinstance(value, bool) or isinstance(first, bool):
         return " (changed)"
-    pct = 100 * (value - first) / abs(first)
+    if first == 0 or first < 0 or value < 0:
+        return f" ({'▲' if value > first else '▼'} {format_number(abs(value - first))})"
+    pct = 100 * (value - first) / first
     return f" ({'▲' if pct > 0 else '▼'} {abs(pct):.3g} %)"
 
 
@@ -60,10 +45,15 @@ class Comparison(RichRepr):
         if len(scenarios) < 2 or len(kinds) != 1:
             msg = "compare() needs two or more scenarios of the same class"
             raise TypeError(msg)
+        swept = [s.title() for s in scenarios if s.is_sweep]
+        if swept:
+            msg = (
+                f"compare() lines up single scenarios; {swept[0]!r} holds arrays (a sweep). "
+                "Compare its values with sweep(...) and its plots, or pick single values with variant()"
+            )
+            raise TypeError(msg)
         self.scenarios = scenarios
-        from mlsysim_nb.scenarios import TrainingStateFitScenario
-
-        self.names = TRAINING_ROWS if isinstance(scenarios[0], TrainingStateFitScenario) else ACTIVATION_ROWS
+        self.names = scenarios[0].comparison_rows()
 
     def table(self) -> list[tuple[str, list[tuple[str, str]]]]:
         """Rows of (quantity, [(text, change marker)])."""
@@ -75,7 +65,7 @@ class Comparison(RichRepr):
         return rows
 
     def _titles(self) -> list[str]:
-        return [s.name or f"scenario {i + 1}" for i, s in enumerate(self.scenarios)]
+        return [s.title() for s in self.scenarios]
 
     def _repr_text_(self) -> str:
         lines = ["Comparison: " + " | ".join(self._titles())]

@@ -33,6 +33,7 @@ class NotApplicableError(ValueError):
     def __init__(self, quantity: str, needs: str, detail: str = "") -> None:
         self.quantity = quantity
         self.needs = needs
+        self.detail = detail
         message = f"{quantity} is not applicable: it needs {needs}"
         if detail:
             message += f" ({detail})"

@@ -20,7 +20,7 @@ import numpy as np
 from mlsysim_nb.errors import FieldError, FieldUnitError
 from mlsysim_nb.units import Q_, dimensionality, factor, unit, ureg
 
-__all__ = ["Knob", "check_count", "check_number", "check_quantity", "knob", "knobs"]
+__all__ = ["VALUE_WIDTHS", "Knob", "check_count", "check_number", "check_quantity", "knob", "knobs"]
 
 _ARRAY_KINDS = "iuf"
 
@@ -268,6 +268,9 @@ def _in_base(owner: str, field: str, number: Any, scale: float, base: str, maxim
 
 
 _KINDS = ("count", "bytes", "number")
+
+#: The value widths a live control offers (label, bytes).
+VALUE_WIDTHS = (("FP32 (4 B)", 4), ("BF16/FP16 (2 B)", 2), ("FP8 (1 B)", 1))
 
 
 @dataclasses.dataclass(frozen=True)

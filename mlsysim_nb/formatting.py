@@ -9,7 +9,7 @@ import numpy as np
 
 from mlsysim_nb.formula import format_number
 
-__all__ = ["format_magnitude", "format_result"]
+__all__ = ["capacity_text", "format_bytes", "format_magnitude", "format_result", "format_share"]
 
 _BYTE_STEPS = [(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")]
 _BINARY_STEPS = [(2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")]
@@ -50,3 +50,19 @@ def format_result(base: str, value: Any, *, html: bool = False) -> str:
     if base == "byte" and not isinstance(value, np.ndarray) and abs(float(value)) >= 2**20:
         text += f" ({_scaled(float(value), _BINARY_STEPS, 'B', html)})"
     return text
+
+
+def format_bytes(value: Any, *, binary: bool = False) -> str:
+    """Bytes in the derivation's spelling: ``24 GB``; with ``binary=True`` also ``(22.35 GiB)``."""
+    return format_result("byte", value) if binary else format_magnitude("byte", value)
+
+
+def format_share(value: Any) -> str:
+    """A fraction as a percentage to three significant digits: ``0.2791`` -> ``27.9 %``."""
+    return f"{100 * float(value):.3g} %"
+
+
+def capacity_text(capacity: Any) -> str:
+    """A device's memory in both spellings datasheets mix: ``80 GiB = 85.9 GB``."""
+    gib, gb = capacity.m_as("GiB"), capacity.m_as("GB")
+    return f"{format_number(gib)} GiB = {format_number(gb)} GB"

@@ -28,7 +28,7 @@ Sources
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from mlsysim_nb.formula import Case, Formula
@@ -43,6 +43,7 @@ __all__ = [
     "SYMBOLS",
     "Quantity",
     "evaluate",
+    "register",
     "with_equations",
 ]
 
@@ -387,6 +388,30 @@ _CONSTANTS = {
     "per_token_constant": KORTHIKANTI_PER_TOKEN_BYTES,
     "score_constant": KORTHIKANTI_SCORE_BYTES,
 }
+
+
+def register(formulas: Iterable[Formula], quantities: Mapping[str, Quantity]) -> tuple[str, ...]:
+    """Add a scenario kind's formulas and notation rows to the tables; returns the formula names in order.
+
+    A new kind of scenario declares its equations in its own module and calls
+    this once at import. A name that is already taken, or a formula that reads
+    a name with no notation row, is refused, so two kinds cannot silently
+    redefine each other's quantities.
+    """
+    formulas = tuple(formulas)
+    taken = sorted({f.name for f in formulas} & FORMULAS.keys() | quantities.keys() & QUANTITIES.keys())
+    if taken:
+        msg = f"already defined: {', '.join(taken)}"
+        raise ValueError(msg)
+    known = QUANTITIES.keys() | quantities.keys() | _CONSTANTS.keys()
+    unknown = sorted({n for f in formulas for n in (f.name, *f.inputs)} - known)
+    if unknown:
+        msg = f"no notation row for {', '.join(unknown)}: give each a Quantity"
+        raise ValueError(msg)
+    QUANTITIES.update(quantities)
+    SYMBOLS.update({name: q.symbol for name, q in quantities.items()})
+    FORMULAS.update({f.name: f for f in formulas})
+    return tuple(f.name for f in formulas)
 
 
 def evaluate(name: str, inputs: Mapping[str, Any]) -> Any:

@@ -13,7 +13,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from mlsysim_nb.explain import Derivation, InputRow, Section, Step, explain
+from mlsysim_nb.explain import Derivation, InputRow, Section, Step, explain, step_parts
 
 __all__ = ["catalog_html", "hardware_html", "scenario_html", "workload_html"]
 
@@ -46,51 +46,68 @@ def _input_row(row: InputRow) -> str:
     )
 
 
-def inputs_table(rows: tuple[InputRow, ...]) -> str:
-    """The inputs as a name / meaning / value table."""
-    return "<table><tbody>" + "".join(_input_row(r) for r in rows) + "</tbody></table>"
+def inputs_table(rows: tuple[InputRow, ...], unset: tuple[str, ...] = ()) -> str:
+    """The inputs as a name / meaning / value table; inputs left at None folded into one line."""
+    table = "<table><tbody>" + "".join(_input_row(r) for r in rows) + "</tbody></table>"
+    if unset:
+        names = ", ".join(f"<code>{escape(n)}</code>" for n in unset)
+        table += f'<p class="msn-unset">Not set (None): {names}</p>'
+    return table
 
 
 def _step_row(step: Step) -> str:
-    # step.equation/substituted/result html come from the formula renderer, which escapes names and symbols
-    label = (
-        "" if step.label == step.name.replace("_", " ") else f'<br><span class="msn-label">{escape(step.label)}</span>'
-    )
+    # the formula renderer escapes names and symbols; values are formatted numbers
+    symbol, equation, substituted, result = step_parts(step, html=True)
+    label = "" if step.label == step.name.replace("_", " ") else f'<br><span class="msn-label">{escape(step.label)}</span>'
     name = f'<th class="msn-name">{escape(step.name)}{label}</th>'
-    lhs = step.symbol[1]
-    case = f' <span class="msn-case">({escape(step.case)})</span>' if step.case else ""
+    case = f' <span class="msn-case">({escape(step.case_label)})</span>' if step.case_label else ""
     if step.not_applicable:
         return (
-            f"<tr>{name}<td>{lhs} = {step.equation[1]}{case}</td>"
+            f"<tr>{name}<td>{symbol} = {equation}{case}</td>"
             f'<td class="msn-na" colspan="2">{escape(step.not_applicable)}</td></tr>'
         )
     return (
-        f"<tr>{name}<td>{lhs} = {step.equation[1]}{case}</td>"
-        f"<td>= {step.substituted[1]}</td>"
-        f'<td class="msn-result">= {step.result[1]}</td></tr>'
+        f"<tr>{name}<td>{symbol} = {equation}{case}</td>"
+        f"<td>= {substituted}</td>"
+        f'<td class="msn-result">= {result}</td></tr>'
     )
+
+
+def section_headline(section: Section) -> str:
+    """The section's summary line as text: its headline step's symbol and result, or why it has none."""
+    step = section.headline_step()
+    if step is None:
+        return ""
+    if step.not_applicable:
+        return step.not_applicable
+    symbol, _, _, result = step_parts(step)
+    return f"{symbol} = {result}"
 
 
 def section_html(section: Section, *, open_: bool = False) -> str:
     """One collapsible group of derivation steps; its summary states the key result."""
     rows = "".join(_step_row(s) for s in section.steps)
     head = "<thead><tr><th>quantity</th><th>equation</th><th>with numbers</th><th>result</th></tr></thead>"
-    return _collapsible(section.title, section.headline, f"<table>{head}<tbody>{rows}</tbody></table>", open_=open_)
+    body = f"<table>{head}<tbody>{rows}</tbody></table>"
+    return _collapsible(section.title, section_headline(section), body, open_=open_)
 
 
 def notes_html(notes: tuple[tuple[str, str], ...]) -> str:
-    """The seed's assumptions and exclusions."""
+    """What the model assumes and leaves out."""
     items = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in notes)
     return notes_section(f'<dl class="msn-notes">{items}</dl>')
 
 
+_VERDICT_CLASS = {True: "msn-fits", False: "msn-nofit", None: "msn-verdict"}
+
+
 def summary_html(derivation: Derivation) -> str:
-    """Title line and the one-line answer, with the verdict coloured (and spelled out)."""
-    text = escape(derivation.summary)
-    for word, cls in ((", does not fit", "msn-nofit"), (", fits", "msn-fits")):
-        if word in text:
-            text = text.replace(word, f', <span class="{cls}">{word[2:]}</span>', 1)
-            break
+    """Title line and the one-line answer, the verdict coloured (and spelled out, for readers without colour)."""
+    headline = derivation.headline
+    text = escape(headline.text)
+    verdict = headline.verdict
+    if verdict is not None and verdict.text:
+        text += f': <span class="{_VERDICT_CLASS[verdict.ok]}">{escape(verdict.text)}</span>'
     kind = f'<span class="msn-kind">{escape(derivation.kind)}</span>'
     title = f'<div class="msn-title">{escape(derivation.title)} {kind}</div>'
     return f'{title}<div class="msn-summary">{text}</div>'
@@ -98,11 +115,13 @@ def summary_html(derivation: Derivation) -> str:
 
 def derivation_html(derivation: Derivation, chart: str = "") -> str:
     """Summary, inputs, chart, derivation sections and notes, top to bottom."""
-    parts = [summary_html(derivation), inputs_section(inputs_table(derivation.inputs), open_=True)]
+    inputs = inputs_section(inputs_table(derivation.inputs, derivation.unset), open_=True)
+    parts = [summary_html(derivation), inputs]
     if chart:
         parts.append(f'<div class="msn-card">{chart}</div>')
     parts.extend(section_html(s, open_=i == 0) for i, s in enumerate(derivation.sections))
-    parts.append(notes_html(derivation.notes))
+    if derivation.notes:
+        parts.append(notes_html(derivation.notes))
     return _wrap("".join(parts))
 
 

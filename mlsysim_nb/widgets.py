@@ -10,7 +10,6 @@ shows its message in the panel and the last good scenario and picture stay.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,9 +19,8 @@ import ipywidgets as w
 import traitlets
 
 from mlsysim_nb.charts import COLORS, memory_breakdown
-from mlsysim_nb.controls import ControlSpec, apply_control, controls_for, log2_bounds
+from mlsysim_nb.controls import ControlSpec, changes_for, controls_for, log2_bounds
 from mlsysim_nb.repr_html import error_html, scenario_html
-from mlsysim_nb.summary import summary_line
 
 __all__ = ["MemoryBarWidget", "ScenarioExplorer", "explore"]
 
@@ -39,48 +37,66 @@ class MemoryBarWidget(anywidget.AnyWidget):
     capacity_label = traitlets.Unicode("", help="text over the capacity line").tag(sync=True)
     highlight = traitlets.Unicode("", help="label of the bar to emphasise").tag(sync=True)
     summary = traitlets.Unicode("", help="accessible description").tag(sync=True)
+    caption = traitlets.Unicode("", help="the verdict, over the bars").tag(sync=True)
+    ok = traitlets.Bool(None, allow_none=True, help="whether the verdict is good news").tag(sync=True)
 
     def show(self, scenario: Any, highlight: str = "") -> None:
         """Draw ``scenario``'s breakdown (one sync of all traits)."""
         data = chart_data(scenario)
+        headline = scenario.headline()
         with self.hold_sync():
             self.bars = data["bars"]
             self.capacity = data["capacity"]
             self.capacity_label = data["capacity_label"]
+            self.caption = data["caption"]
+            self.ok = None if headline.verdict is None else headline.verdict.ok
             self.highlight = highlight
-            self.summary = summary_line(scenario)
+            self.summary = str(headline)
 
     def __repr__(self) -> str:
         return f"MemoryBarWidget({len(self.bars)} bars)"
 
 
 def chart_data(scenario: Any) -> dict[str, Any]:
-    """The breakdown in GB as JSON-able data for :class:`MemoryBarWidget`."""
-    b = memory_breakdown(scenario)
+    """The breakdown in GB as JSON-able data for :class:`MemoryBarWidget` (empty for a kind with no chart)."""
+    chart = memory_breakdown(scenario)
+    if chart is None:
+        return {"bars": [], "capacity": None, "capacity_label": "", "caption": ""}
     bars = []
-    for label, parts in b["bars"]:
-        items = [{"name": k, "gb": v / 1e9, "color": COLORS.get(k, "#999999")} for k, v in parts.items()]
+    for label, parts in chart.bars:
+        items = [
+            {"name": k, "gb": v / 1e9, "color": chart.colors.get(k) or COLORS.get(k, "#999999")}
+            for k, v in parts.items()
+        ]
         bars.append({"label": label, "total_gb": sum(p["gb"] for p in items), "parts": items})
-    capacity = None if b["capacity"] is None else b["capacity"] / 1e9
-    return {"bars": bars, "capacity": capacity, "capacity_label": b["capacity_label"]}
+    capacity = None if chart.capacity is None else chart.capacity / 1e9
+    return {"bars": bars, "capacity": capacity, "capacity_label": chart.capacity_label, "caption": chart.caption}
+
+
+_COMMON = {"style": {"description_width": "initial"}, "layout": {"width": "98%"}}
+
+
+def _log_control(spec: ControlSpec) -> tuple[Any, Any]:
+    """A powers-of-two slider to drag and a box that takes any whole number in range, linked."""
+    lo, hi = log2_bounds(spec)
+    value = max(int(spec.value), 1)
+    slider = w.FloatLogSlider(
+        value=value, base=2, min=lo, max=hi, step=1, readout=False, continuous_update=True,
+        description=spec.label, style={"description_width": "initial"}, layout=w.Layout(width="70%"),
+    )  # fmt: skip
+    box = w.BoundedIntText(value=int(spec.value), min=int(spec.low), max=int(spec.high), layout=w.Layout(width="28%"))
+    return w.HBox([slider, box], layout=w.Layout(width="98%")), (slider, box)
 
 
 def _widget(spec: ControlSpec) -> Any:
-    common = {"description": spec.label, "style": {"description_width": "initial"}, "layout": w.Layout(width="95%")}
-    if spec.kind == "log":
-        lo, hi = log2_bounds(spec)
-        return w.FloatLogSlider(
-            value=spec.value, base=2, min=lo, max=hi, step=1, readout_format=".0f", continuous_update=True, **common
-        )
+    common = {"description": spec.label, "disabled": spec.disabled, **_COMMON}
     if spec.kind == "int":
-        return w.IntSlider(
-            value=int(spec.value), min=int(spec.low), max=int(spec.high), continuous_update=True, **common
-        )
+        return w.IntSlider(value=int(spec.value), min=int(spec.low), max=int(spec.high), continuous_update=True, **common)
     if spec.kind == "dropdown":
         return w.Dropdown(options=list(spec.options), value=spec.value, **common)
     if spec.kind == "toggle":
         return w.Checkbox(value=bool(spec.value), indent=False, **common)
-    if spec.kind == "strategy":
+    if spec.kind == "view":
         return w.ToggleButtons(
             options=list(spec.options),
             value=spec.value,
@@ -91,8 +107,8 @@ def _widget(spec: ControlSpec) -> Any:
     raise ValueError(msg)
 
 
-class ScenarioExplorer(w.HBox):
-    """A live panel: controls on the left; the derivation and the chart on the right.
+class ScenarioExplorer(w.VBox):
+    """A live panel: the controls on top, then the chart and the derivation at full width.
 
     ``panel.scenario`` is the current (frozen) scenario; continue from it in
     code. ``panel.set(name, value)`` moves a control as a student would.
@@ -107,17 +123,30 @@ class ScenarioExplorer(w.HBox):
         self._syncing = False
         self.recomputes = 0
         self.error = ""
-        self.strategy = "none"
+        self.view: dict[str, Any] = {}
         self.specs = {s.name: s for s in controls_for(scenario)}
-        self.controls = {name: _widget(spec) for name, spec in self.specs.items()}
-        for name, control in self.controls.items():
-            control.observe(lambda change, name=name: self._on_change(name, change["new"]), names="value")
+        self.controls: dict[str, Any] = {}
+        self._sliders: dict[str, Any] = {}
+        boxes = []
+        for name, spec in self.specs.items():
+            if spec.kind == "log":
+                box, (slider, entry) = _log_control(spec)
+                self._sliders[name] = slider
+                slider.observe(lambda change, name=name: self._on_change(name, round(change["new"])), names="value")
+                self.controls[name] = entry
+            else:
+                box = self.controls[name] = _widget(spec)
+            if spec.kind == "view":
+                self.view[name] = spec.value
+            self.controls[name].observe(lambda change, name=name: self._on_change(name, change["new"]), names="value")
+            boxes.append(box)
         self.status = w.HTML(value="", layout=w.Layout(min_height="1.5em"))
         self.chart = MemoryBarWidget()
         self.derivation = w.HTML(layout=w.Layout(width="100%"))
-        left = w.VBox([*self.controls.values(), self.status], layout=w.Layout(width="34%", min_width="300px"))
-        right = w.VBox([self.chart, self.derivation], layout=w.Layout(width="66%"))
-        super().__init__([left, right], layout=w.Layout(width="100%", align_items="flex-start"), **kwargs)
+        grid = w.GridBox(
+            boxes, layout=w.Layout(grid_template_columns="repeat(auto-fill, minmax(300px, 1fr))", width="100%")
+        )
+        super().__init__([grid, self.status, self.chart, self.derivation], layout=w.Layout(width="100%"), **kwargs)
         self._render()
         self._sync_controls()
 
@@ -127,54 +156,74 @@ class ScenarioExplorer(w.HBox):
         return self._scenario
 
     def on_change(self, callback: Callable[[Any], None]) -> None:
-        """Call ``callback(scenario)`` after every accepted change."""
+        """Call ``callback(panel.scenario)`` after every accepted change."""
         self._callbacks.append(callback)
 
     def set(self, name: str, value: Any) -> None:
-        """Move control ``name`` to ``value`` (as a student dragging it would)."""
-        if name not in self.controls:
-            msg = f"no control {name!r}; controls are: {', '.join(self.controls)}"
+        """Move control ``name`` to ``value`` (as a student would); a rejected value shows in the panel."""
+        if name not in self.specs:
+            msg = f"no control {name!r}; controls are: {', '.join(self.specs)}"
             raise KeyError(msg)
-        self.controls[name].value = value
+        self._apply(name, value)
 
     def _on_change(self, name: str, value: Any) -> None:
-        if self._syncing:
-            return
+        if not self._syncing:
+            self._apply(name, value)
+
+    def _reject(self, spec: ControlSpec, value: Any, reason: str) -> None:
+        self.error = f"{spec.label} = {value!r} was not applied: {reason}"
+        self.status.value = error_html(self.error + " (the last good scenario is kept)")
+        self._sync_controls()  # the control goes back to the value in use
+
+    def _apply(self, name: str, value: Any) -> None:
         spec = self.specs[name]
-        if spec.kind == "strategy":
-            self.strategy = value
+        reason = spec.accepts(value)
+        if reason:
+            self._reject(spec, value, reason)
+            return
+        if spec.kind == "view":
+            self.view[name] = value
             self._render(derivation=False)
             return
-        if spec.kind == "log":
-            value = round(value)
+        if value == spec.value:  # the value in use: nothing to recompute
+            return
         try:
-            new = apply_control(self._scenario, spec, value)
+            changes = changes_for(spec, self._scenario, value)
+            if "name" in self._scenario.field_names():
+                changes["name"] = self._title(changes)
+            new = self._scenario.rebind(**changes)  # one validation per change
         except Exception as err:  # noqa: BLE001 - any rejection is shown, never raised into the notebook
-            self.error = f"{spec.label} = {value!r} was not applied: {err}"
-            self.status.value = error_html(self.error + " (the last good scenario is kept)")
+            self._reject(spec, value, str(err))
             return
         self.error = ""
         self.status.value = ""
-        self._scenario = new.variant(name=self._title(new))
+        self._scenario = new
         self.recomputes += 1
         self._render()
         self._sync_controls()
         for callback in self._callbacks:
-            callback(new)
+            callback(self._scenario)
 
-    def _title(self, new: Any) -> str:
+    def _title(self, changes: dict[str, Any]) -> str:
         """The starting scenario's title plus what the controls changed, so the title never misleads."""
         origin = self._origin
-        changed = [
-            name
-            for name in new.field_names()
-            if name not in ("name", "description") and getattr(new, name) != getattr(origin, name)
-        ]
-        base = origin.name or type(origin).__name__
-        return base if not changed else f"{base} — changed: {', '.join(changed)}"
+        current = {**self._scenario.inputs(), **changes}
+        changed = []
+        for name in origin.field_names():
+            if name in ("name", "description"):
+                continue
+            try:
+                same = bool(current[name] == getattr(origin, name))
+            except (TypeError, ValueError):
+                same = False
+            if not same:
+                changed.append(name)
+        if not origin.name:  # no title of its own: the new scenario's fields name it (never stale)
+            return ""
+        return origin.name if not changed else f"{origin.name} — changed: {', '.join(changed)}"
 
     def _render(self, *, derivation: bool = True) -> None:
-        highlight = self.strategy if "strategy" in self.specs else ""
+        highlight = next(iter(self.view.values()), "")
         self.chart.show(self._scenario, highlight)
         if derivation:
             self.derivation.value = scenario_html(self._scenario, chart=False)
@@ -185,29 +234,23 @@ class ScenarioExplorer(w.HBox):
         try:
             for spec in controls_for(self._scenario):
                 control = self.controls.get(spec.name)
-                if control is None:
+                if control is None or spec.kind == "view":
                     continue
                 if spec.kind == "dropdown" and list(control.options) != list(spec.options):
                     control.options = list(spec.options)
-                if spec.kind == "int" and control.max != int(spec.high):  # e.g. segments <= the new model's layers
+                if spec.kind in {"int", "log"} and control.max != int(spec.high):  # e.g. segments <= the layers
                     control.max = int(spec.high)
-                if spec.kind == "strategy":
-                    continue
-                value = spec.value
-                if control.value != value and not (spec.kind == "log" and math.isclose(control.value, value)):
-                    control.value = value
+                if control.value != spec.value:
+                    control.value = spec.value
+                if spec.name in self._sliders and spec.value >= 1:
+                    self._sliders[spec.name].value = spec.value
+                control.disabled = spec.disabled
                 self.specs[spec.name] = spec
-            if "adapter_rank" in self.controls:
-                off = not self._scenario.adapter_mode
-                self.controls["adapter_rank"].disabled = off
-                self.controls["adapted_matrices"].disabled = off
         finally:
             self._syncing = False
 
     def __repr__(self) -> str:
-        return (
-            f"ScenarioExplorer({type(self._scenario).__name__}: {self._scenario.name or summary_line(self._scenario)})"
-        )
+        return f"ScenarioExplorer({type(self._scenario).__name__}: {self._scenario.title()})"
 
 
 def explore(scenario: Any) -> ScenarioExplorer:
@@ -219,4 +262,7 @@ def explore(scenario: Any) -> ScenarioExplorer:
     >>> panel.scenario.batch_size, panel.scenario.fits
     (8, True)
     """
+    if getattr(scenario, "is_sweep", False):
+        msg = "explore() shows one scenario; for one that holds arrays, use sweep() and its plots"
+        raise TypeError(msg)
     return ScenarioExplorer(scenario)

@@ -12,7 +12,7 @@ from mlsysim_nb.errors import FieldError
 from mlsysim_nb.fields import check_count
 from mlsysim_nb.units import Q_, ureg
 
-__all__ = ["Workload", "Workloads"]
+__all__ = ["Workload", "Workloads", "check_workload", "workload_rows"]
 
 #: A quadrillion parameters: three orders of magnitude beyond the largest models trained.
 MAX_PARAMETERS = 10**15
@@ -167,3 +167,24 @@ class Workloads:
 
 
 _ = ureg  # the registry is imported so Q_ quantities share it
+
+
+def check_workload(owner: str, value: Any) -> Workload:
+    """``value`` if it is a :class:`Workload`, else a :class:`FieldError` naming ``owner.workload``."""
+    if not isinstance(value, Workload):
+        raise FieldError(owner, "workload", f"must be a Workload, got {type(value).__name__}")
+    return value
+
+
+def workload_rows(workload: Workload) -> list[tuple[str, str, str]]:
+    """The workload's numbers as (name, meaning, value) rows of a derivation's inputs table."""
+    from mlsysim_nb.formatting import format_magnitude
+    from mlsysim_nb.notation import QUANTITIES
+
+    rows = [("workload", "model", workload.name)]
+    rows.append(("workload.parameters", "model parameters", format_magnitude("", workload.parameters.magnitude)))
+    for attr in ("layers", "hidden_dim", "heads", "kv_heads", "context_length"):
+        value = getattr(workload, attr)
+        if value is not None:
+            rows.append((f"workload.{attr}", QUANTITIES[attr].label, str(value)))
+    return rows

@@ -2,7 +2,7 @@
 // capacity line, drawn as SVG from numbers computed in Python. Hover a segment
 // for its value; bars glide to new widths when the model changes.
 const SVG = "http://www.w3.org/2000/svg";
-const W = 560, LEFT = 150, ROW = 34, TOP = 26, RIGHT = 70;
+const W = 560, LEFT = 150, ROW = 34, TOP = 40, RIGHT = 70;
 
 function node(tag, attrs, parent) {
   const n = document.createElementNS(SVG, tag);
@@ -37,6 +37,14 @@ function render({ model, el }) {
     svg.setAttribute("height", height);
     svg.setAttribute("aria-label", model.get("summary") || "memory bar chart");
     for (const n of Array.from(svg.querySelectorAll(".msn-bar-static"))) n.remove();
+    const caption = model.get("caption");
+    if (caption) {
+      const ok = model.get("ok");
+      const c = node("text", { x: 4, y: 12, class: "msn-bar-static msn-bar-caption" }, svg);
+      if (ok === true) c.classList.add("msn-bar-ok");
+      if (ok === false) c.classList.add("msn-bar-bad");
+      c.textContent = caption;
+    }
     const seen = new Set();
     bars.forEach((bar, i) => {
       const y = TOP + i * ROW;
@@ -78,9 +86,10 @@ function render({ model, el }) {
     }
   }
 
-  model.on("change:bars", draw);
-  model.on("change:capacity", draw);
-  model.on("change:highlight", draw);
+  // redraw on every trait the picture shows (a device switch changes only the label, say)
+  for (const trait of ["bars", "capacity", "capacity_label", "highlight", "summary", "caption", "ok"]) {
+    model.on(`change:${trait}`, draw);
+  }
   draw();
   return () => root.remove();
 }

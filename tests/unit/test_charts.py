@@ -12,16 +12,16 @@ def test_training_breakdown_sums_to_training_total() -> None:
     """The run's bar is weights + gradients + optimizer + master + activations."""
     s = Scenarios.Gpt2MixedPrecisionAdamOnH100
     b = memory_breakdown(s)
-    ((label, parts),) = b["bars"]
+    ((label, parts),) = b.bars
     assert label == "this run"
     assert s.training_total.m_as("byte") == pytest.approx(sum(parts.values()))
-    assert s.hardware.memory.capacity.m_as("byte") == b["capacity"]
+    assert s.hardware.memory.capacity.m_as("byte") == b.capacity
 
 
 def test_adapter_breakdown_has_full_tuning_bar() -> None:
     """Adapter mode shows the run and the full-tuning state side by side."""
     s = Scenarios.Llama3_8BLoraOnH100
-    bars = dict(memory_breakdown(s)["bars"])
+    bars = dict(memory_breakdown(s).bars)
     run, full = bars["this run (adapters)"], bars["full tuning"]
     assert s.training_total.m_as("byte") == pytest.approx(sum(run.values()))
     assert s.full_state.m_as("byte") + s.activations.m_as("byte") == pytest.approx(sum(full.values()))
@@ -30,7 +30,7 @@ def test_adapter_breakdown_has_full_tuning_bar() -> None:
 def test_activation_breakdown_per_strategy() -> None:
     """One bar per strategy plus the segment bar, split into linear and scores."""
     s = Scenarios.Gpt2XlBatch32SegmentCheckpointed
-    bars = dict(memory_breakdown(s)["bars"])
+    bars = dict(memory_breakdown(s).bars)
     assert list(bars) == ["none", "selective", "full", "8 segments"]
     assert s.activations("none").m_as("byte") == pytest.approx(sum(bars["none"].values()))
     assert s.score_activations.m_as("byte") == pytest.approx(bars["none"]["attention scores"])

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from mlsysim_nb.grammar import BINARY, FormulaSyntaxError, callee
+from mlsysim_nb.formula.grammar import BINARY, FormulaSyntaxError, callee
 
 __all__ = ["HTML", "LATEX", "TEXT", "format_number", "render"]
 

@@ -27,8 +27,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mlsysim_nb.grammar import BINARY, FUNCTIONS, FormulaSyntaxError, callee, check, names
-from mlsysim_nb.rendering import HTML, LATEX, TEXT, format_number, render
+from mlsysim_nb.formula.grammar import BINARY, FUNCTIONS, FormulaSyntaxError, callee, check, names
+from mlsysim_nb.formula.rendering import HTML, LATEX, TEXT, format_number, render
 
 __all__ = ["Case", "Formula", "FormulaSyntaxError", "Symbol", "format_number"]
 
