@@ -75,18 +75,24 @@ _SECTIONS = (
 _NOTES = (
     (
         "Equation",
-        "Korthikanti et al. (2022): per layer s·b·h·(34 + 5·a·s/h) bytes at 16 bits; "
-        "selective recomputation drops the attention-score term, full recomputation keeps each layer's input.",
+        (
+            "Korthikanti et al. (2022): per layer s·b·h·(34 + 5·a·s/h) bytes at 16 bits; "
+            "selective recomputation drops the attention-score term, full recomputation keeps each layer's input."
+        ),
     ),
     (
         "Assumptions",
-        "Transformer layers share geometry. Aggregate Korthikanti-style coefficients and explicit "
-        "tensor line items are separate approximations; segment sizes use integer division.",
+        (
+            "Transformer layers share geometry. Aggregate Korthikanti-style coefficients and explicit "
+            "tensor line items are separate approximations; segment sizes use integer division."
+        ),
     ),
     (
         "Excludes",
-        "Allocator reserves, runtime workspaces, unequal layer shapes; leftover segment layers are "
-        "absent from the simple segment estimate.",
+        (
+            "Allocator reserves, runtime workspaces, unequal layer shapes; leftover segment layers are "
+            "absent from the simple segment estimate."
+        ),
     ),
 )
 _COMPARISON_ROWS = (
@@ -278,7 +284,8 @@ class ActivationMemoryScenario(Scenario):
 
     def method_inputs(self) -> dict[str, Any]:
         """The example k of ``checkpoint_memory_units(k)``: the segments, else the nearest whole √L."""
-        k = self.checkpoint_segments or max(1, round(self.workload.layers**0.5))
+        layers = int(self.workload.layers or 1)  # the activation model requires layers
+        k = self.checkpoint_segments or max(1, round(layers**0.5))
         return {"checkpoints": k}
 
     def input_rows(self) -> list[tuple[str, str, str]]:
@@ -297,9 +304,12 @@ class ActivationMemoryScenario(Scenario):
             c.field_control(self, "ffn_multiple"),
             # every k matters for the segment estimate, so a linear slider; 0 switches segments off
             c.field_control(
-                self, "checkpoint_segments", value=self.checkpoint_segments or 0, low=0,
+                self,
+                "checkpoint_segments",
+                value=self.checkpoint_segments or 0,
+                low=0,
                 bind=lambda s, v: {"checkpoint_segments": int(v) or None},
-            ),  # fmt: skip
+            ),
             c.view_control("strategy", "recomputation", STRATEGIES),
         ]
 

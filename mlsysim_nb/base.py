@@ -9,8 +9,8 @@ attaches its unit once, at the end.
 from __future__ import annotations
 
 import contextvars
-import math
 import dataclasses
+import math
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
@@ -69,8 +69,7 @@ class Env:
             else:  # plain floats raise OverflowError / ZeroDivisionError instead of warning
                 value = formula.evaluate(self.get)
             if not _finite(value):
-                case = formula.case(self.get).expression
-                raise NotApplicableError(name, "a finite value", detail=f"{name} = {case} is not finite")
+                _not_finite(name, formula.case(self.get).expression)
         except NotApplicableError as err:
             if err.quantity == name:
                 raise
@@ -89,6 +88,10 @@ class Env:
     def with_inputs(self, extra: Mapping[str, Any]) -> Env:
         """A child environment for a method call: ``extra`` inputs, the same cached values."""
         return Env({**self.values, **extra}, self.needs)
+
+
+def _not_finite(name: str, case: str) -> None:
+    raise NotApplicableError(name, "a finite value", detail=f"{name} = {case} is not finite")
 
 
 def is_array(value: Any) -> bool:
@@ -202,8 +205,10 @@ class Scenario:
             _CHANGED.reset(token)
 
     def rebind(self, **changes: Any) -> Any:
-        """``variant(**changes)`` plus the fields that follow the changed ones (a live control's and a
-        sweep's "move this knob"); kinds whose fields are coupled override it."""
+        """``variant(**changes)`` plus the fields that follow the changed ones.
+
+        A live control and a sweep "move a knob" through this; kinds whose fields are coupled override it.
+        """
         return self.variant(**changes)
 
     # -- validation: every declared field through its Knob, then what fields must agree on ---------

@@ -29,6 +29,7 @@ COLORS = {
     "attention scores": "#D55E00",
 }
 
+
 def memory_breakdown(scenario: Any) -> MemoryChart | None:
     """The parts of a scenario's memory, as pure data (the scenario's own :class:`MemoryChart`)."""
     chart: MemoryChart | None = scenario.memory_chart()

@@ -15,6 +15,7 @@ from mlsysim_nb.physics import QUANTITIES
 
 __all__ = ["Comparison", "compare"]
 
+
 def _cell(s: Any, name: str) -> tuple[str, Any]:
     try:
         value = s.magnitude(name)

@@ -82,7 +82,8 @@ def _as_array(owner: str, field: str, value: Any) -> np.ndarray | None:
             raise FieldError(owner, field, f"expected numbers, got an array of {value.dtype}")
         if value.size == 0:
             raise FieldError(owner, field, "got an empty array: give at least one value")
-        return value
+        array: np.ndarray = value
+        return array
     return None
 
 
@@ -254,7 +255,7 @@ def check_quantity(
     return (value if number is value.magnitude else Q_(number, value.units)), magnitude
 
 
-def _in_base(owner: str, field: str, number: Any, scale: float, base: str, maximum: float | None) -> Any:
+def _in_base(owner: str, field: str, number: Any, scale: float, base: str, maximum: float | None) -> Any:  # noqa: PLR0917
     """``number * scale`` (the magnitude in ``base``), refused above ``maximum`` (also given in ``base``)."""
     short = {"byte": " B", "byte/second": " B/s", "second": " s"}.get(base, f" {base}")
     try:

@@ -58,7 +58,9 @@ def inputs_table(rows: tuple[InputRow, ...], unset: tuple[str, ...] = ()) -> str
 def _step_row(step: Step) -> str:
     # the formula renderer escapes names and symbols; values are formatted numbers
     symbol, equation, substituted, result = step_parts(step, html=True)
-    label = "" if step.label == step.name.replace("_", " ") else f'<br><span class="msn-label">{escape(step.label)}</span>'
+    label = (
+        "" if step.label == step.name.replace("_", " ") else f'<br><span class="msn-label">{escape(step.label)}</span>'
+    )
     name = f'<th class="msn-name">{escape(step.name)}{label}</th>'
     case = f' <span class="msn-case">({escape(step.case_label)})</span>' if step.case_label else ""
     if step.not_applicable:

@@ -82,10 +82,9 @@ class Sweep(RichRepr):
         return out
 
     def magnitude(self, name: str) -> np.ndarray:
-        """A quantity's base-unit magnitudes (bytes, seconds, counts) over the grid."""
-        if name in self.axes:
-            return self.grid(name)
-        return np.broadcast_to(np.asarray(self.scenario.magnitude(name)), self.shape)
+        """A quantity's (or a swept field's) base-unit magnitudes (bytes, seconds, counts) over the grid."""
+        values: np.ndarray = np.broadcast_to(np.asarray(self.scenario.magnitude(name)), self.shape)
+        return values
 
     def __getitem__(self, name: str) -> Any:
         if name in self.axes:
@@ -220,7 +219,9 @@ class Sweep(RichRepr):
         from mlsysim_nb.formatting import format_magnitude
         from mlsysim_nb.repr_html import catalog_html
 
-        rows = [[axis, format_magnitude("", _plain(values)) + _unit_suffix(values)] for axis, values in self.axes.items()]
+        rows = [
+            [axis, format_magnitude("", _plain(values)) + _unit_suffix(values)] for axis, values in self.axes.items()
+        ]
         rows.extend(
             [name, format_magnitude(QUANTITIES[name].base, np.asarray(self.magnitude(name)))] for name in self.names()
         )

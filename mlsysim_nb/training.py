@@ -26,6 +26,7 @@ _NEEDS_HARDWARE = "hardware (this scenario has hardware=None)"
 _NEEDS_ACTIVATIONS = "activations (the saved activations at batch_size; this scenario has none)"
 _NEEDS_BATCH = "batch_size (the batch at which the activations are stated; this scenario has none)"
 _SHAPE = ("adapter_rank", "adapted_matrices", "adapter_in_dim", "adapter_out_dim")
+_SHAPE_RULE = "adapter parameters = layers · adapted_matrices · adapter_rank · (adapter_in_dim + adapter_out_dim)"
 _NEEDS_ADAPTERS = "adapters (adapter_parameters, or adapter_rank and its shape)"
 
 
@@ -112,13 +113,17 @@ _SECTIONS = (
 _NOTES = (
     (
         "Equation",
-        "Parameter state sums weights, gradients, optimizer state and an optional master copy; "
-        "in adapter mode the base weights stay frozen and only the adapters carry training state.",
+        (
+            "Parameter state sums weights, gradients, optimizer state and an optional master copy; "
+            "in adapter mode the base weights stay frozen and only the adapters carry training state."
+        ),
     ),
     (
         "Assumptions",
-        "Bytes per value and per state, and the activation budget, are supplied; "
-        "activation storage scales linearly with batch.",
+        (
+            "Bytes per value and per state, and the activation budget, are supplied; "
+            "activation storage scales linearly with batch."
+        ),
     ),
     (
         "Excludes",
@@ -126,10 +131,12 @@ _NOTES = (
     ),
     (
         "How the model counts",
-        "gradients, optimizer_state, checkpoint, update_traffic and update_time are full-model figures even in "
-        "adapter mode (an adapter run's own are the adapter_* rows); the update traffic counts the gradient read "
-        "and the updated copy's read and write, not the 16-bit working copy a mixed-precision step also writes; "
-        "the resident batch limit is negative, not clamped, when the state alone overflows.",
+        (
+            "gradients, optimizer_state, checkpoint, update_traffic and update_time are full-model figures even in "
+            "adapter mode (an adapter run's own are the adapter_* rows); the update traffic counts the gradient read "
+            "and the updated copy's read and write, not the 16-bit working copy a mixed-precision step also writes; "
+            "the resident batch limit is negative, not clamped, when the state alone overflows."
+        ),
     ),
 )
 _COMPARISON_ROWS = (
@@ -208,9 +215,7 @@ class TrainingStateFitScenario(Scenario):
     adapter_parameters: int | None = knob(
         None, kind="count", label="adapter parameters", low=0, high=10**15, optional=True
     )
-    adapter_rank: int | None = knob(
-        None, kind="count", label="adapter rank", high=65536, optional=True, control="log"
-    )
+    adapter_rank: int | None = knob(None, kind="count", label="adapter rank", high=65536, optional=True, control="log")
     adapted_matrices: int | None = knob(
         None, kind="count", label="adapted matrices per layer", high=64, optional=True, control="int"
     )
@@ -275,11 +280,11 @@ class TrainingStateFitScenario(Scenario):
             env["adapter_count"] = None
             return
         count = stated if stated is not None else from_shape
-        if np.any(np.asarray(count) > params):
+        if count is not None and np.any(np.asarray(count) > params):
             field = "adapter_parameters" if stated is not None else _blamed(given)
             msg = f"gives {_show_counts(np.max(count))} adapter parameters, more than the model's {params:,.0f}"
             if stated is None:
-                msg += " (adapter parameters = layers · adapted_matrices · adapter_rank · (adapter_in_dim + adapter_out_dim))"
+                msg += f" ({_SHAPE_RULE})"
             raise FieldError(o, field, msg)
 
     def _shape_count(self, shape: dict[str, Any]) -> Any:
@@ -444,6 +449,7 @@ class TrainingStateFitScenario(Scenario):
             "optimizer state": m("optimizer_state"),
             "master copy": m("master_weights"),
         }
+        bars: tuple[tuple[str, dict[str, Any]], ...]
         if self.adapter_mode:
             bars = (
                 ("this run (adapters)", {"weights": m("weights"), "adapter state": m("adapter_state"), **acts}),
@@ -505,10 +511,7 @@ class TrainingStateFitScenario(Scenario):
         )  # fmt: skip
         shape_on = self.adapter_mode and self.adapter_rank is not None
         for name, default in (("adapter_rank", 16), ("adapted_matrices", 2)):
-            spec = c.field_control(
-                self, name, value=getattr(self, name) or default,
-                bind=lambda s, v, name=name: {**_shape_defaults(s), name: int(v)},
-            )  # fmt: skip
+            spec = c.field_control(self, name, value=getattr(self, name) or default, bind=_shape_bind(name))
             specs.append(dataclasses.replace(spec, disabled=not shape_on))
         return specs
 
@@ -530,6 +533,15 @@ def recipe(s: TrainingStateFitScenario) -> str:
     if s.adapter_mode:
         parts.append("adapters")
     return " + ".join(parts)
+
+
+def _shape_bind(name: str) -> Any:
+    """Setting one number of the adapter shape: the rest of the shape follows (a stated count is dropped)."""
+
+    def bind(s: TrainingStateFitScenario, value: Any) -> dict[str, Any]:
+        return {**_shape_defaults(s), name: int(value)}
+
+    return bind
 
 
 def _adapter_bind(s: TrainingStateFitScenario, on: Any) -> dict[str, Any]:

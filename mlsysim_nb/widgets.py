@@ -68,7 +68,7 @@ def chart_data(scenario: Any) -> dict[str, Any]:
             {"name": k, "gb": v / 1e9, "color": chart.colors.get(k) or COLORS.get(k, "#999999")}
             for k, v in parts.items()
         ]
-        bars.append({"label": label, "total_gb": sum(p["gb"] for p in items), "parts": items})
+        bars.append({"label": label, "total_gb": sum(v for v in parts.values()) / 1e9, "parts": items})
     capacity = None if chart.capacity is None else chart.capacity / 1e9
     return {"bars": bars, "capacity": capacity, "capacity_label": chart.capacity_label, "caption": chart.caption}
 
@@ -91,7 +91,9 @@ def _log_control(spec: ControlSpec) -> tuple[Any, Any]:
 def _widget(spec: ControlSpec) -> Any:
     common = {"description": spec.label, "disabled": spec.disabled, **_COMMON}
     if spec.kind == "int":
-        return w.IntSlider(value=int(spec.value), min=int(spec.low), max=int(spec.high), continuous_update=True, **common)
+        return w.IntSlider(
+            value=int(spec.value), min=int(spec.low), max=int(spec.high), continuous_update=True, **common
+        )
     if spec.kind == "dropdown":
         return w.Dropdown(options=list(spec.options), value=spec.value, **common)
     if spec.kind == "toggle":
