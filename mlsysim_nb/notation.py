@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlsysim_nb.formula import Symbol
+from mlsysim_nb.physics_parallel import PARALLEL_NOTATION
 
 __all__ = ["QUANTITIES", "SYMBOLS", "Quantity"]
 
@@ -129,5 +130,6 @@ QUANTITIES: dict[str, Quantity] = {
     "checkpoint_memory_units": _q("u", "ckpt", "", "checkpoint memory in layer units"),
     "low_rank_update_params": _q("n", "LR", "", "low-rank update parameters"),
 }
+QUANTITIES.update({name: _q(*row) for name, row in PARALLEL_NOTATION.items()})
 
 SYMBOLS: dict[str, Symbol] = {name: q.symbol for name, q in QUANTITIES.items()}

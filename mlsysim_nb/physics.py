@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 
 from mlsysim_nb.formula import Case, Formula
 from mlsysim_nb.notation import QUANTITIES, SYMBOLS, Quantity
+from mlsysim_nb.physics_parallel import PARALLEL_FORMULAS
 
 __all__ = [
     "FORMULAS",
@@ -350,7 +351,7 @@ _ACTIVATION = [
 ]
 
 #: Every formula, by the name of the quantity it defines.
-FORMULAS: dict[str, Formula] = {f.name: f for f in (*_TRAINING, *_ACTIVATION)}
+FORMULAS: dict[str, Formula] = {f.name: f for f in (*_TRAINING, *_ACTIVATION, *PARALLEL_FORMULAS)}
 
 #: The names each scenario's derivation is built from (in reading order).
 TRAINING_NAMES = tuple(f.name for f in _TRAINING)

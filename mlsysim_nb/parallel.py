@@ -1,0 +1,372 @@
+"""Training on many devices: the single-device recipe, sharded and split, per device.
+
+:class:`ParallelTrainingScenario` composes the two single-device scenarios
+without changing them: a :class:`~mlsysim_nb.scenarios.TrainingStateFitScenario`
+(the recipe and the device) and, optionally, an
+:class:`~mlsysim_nb.scenarios.ActivationMemoryScenario` (the geometry and the
+micro-batch). It adds the layout: data parallelism with a ZeRO stage, tensor
+parallelism with or without sequence parallelism, and pipeline parallelism
+with or without interleaving. Its equations live in
+:mod:`mlsysim_nb.physics_parallel`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mlsysim_nb.base import Scenario, derived, knob
+from mlsysim_nb.errors import FieldError
+from mlsysim_nb.fields import check_count
+from mlsysim_nb.hardware import HardwareNode
+from mlsysim_nb.physics import STRATEGIES, with_equations
+from mlsysim_nb.physics_parallel import KORTHIKANTI_REPLICATED_BYTES, PARALLEL_NAMES
+from mlsysim_nb.scenarios import ActivationMemoryScenario, TrainingStateFitScenario
+
+__all__ = ["PARALLEL_CASES", "ParallelTrainingScenario"]
+
+_RECOMPUTE = tuple((name, name) for name in STRATEGIES)
+_ZERO = (("0: replicated", 0), ("1: optimizer", 1), ("2: + gradients", 2), ("3: + weights", 3))
+_NEEDS_ACTIVATIONS = "activations (an ActivationMemoryScenario; this scenario has activations=None)"
+
+
+def _is_array(value: Any) -> bool:
+    return isinstance(value, np.ndarray) and value.ndim > 0
+
+
+def _first(values: Any, bad: Any) -> Any:
+    """The first offending element of ``values`` where ``bad`` holds (both broadcast)."""
+    values, bad = np.broadcast_arrays(np.asarray(values), np.asarray(bad))
+    return values[bad].flat[0].item()
+
+
+def _check_flag(owner: str, field: str, value: Any) -> Any:
+    """``True``/``False`` (or a NumPy array of them, for a sweep); anything else is refused."""
+    if isinstance(value, (list, tuple)):
+        value = np.asarray(value)
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind != "b":
+            raise FieldError(owner, field, f"must be True or False, got an array of {value.dtype}")
+        return value if value.ndim > 0 else bool(value)
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise FieldError(owner, field, f"must be True or False, got {value!r}")
+
+
+def _check_strategy(owner: str, field: str, value: Any) -> Any:
+    """One of the recomputation strategies (or an array of them, for a sweep)."""
+    if isinstance(value, (list, tuple)):
+        value = np.asarray(value)
+    if isinstance(value, np.ndarray) and value.ndim > 0:
+        if value.dtype.kind != "U":
+            raise FieldError(owner, field, f"must be strategy names, got an array of {value.dtype}")
+        unknown = ~np.isin(value, STRATEGIES)
+        if np.any(unknown):
+            raise FieldError(owner, field, f"must be one of {STRATEGIES}, got {_first(value, unknown)!r}")
+        return value
+    if not isinstance(value, str):
+        raise FieldError(owner, field, f"must be one of {STRATEGIES}, got {value!r}")
+    if value not in STRATEGIES:
+        raise FieldError(owner, field, f"must be one of {STRATEGIES}, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+class ParallelTrainingScenario(Scenario):
+    """One training recipe spread over ``N_d · t · p`` devices: memory per device, and what it costs to move.
+
+    ``state`` is the single-device recipe (its ``hardware`` is the device);
+    ``activations``, when given, is the per-replica geometry and micro-batch.
+    Weights, gradients, optimizer state and master copy are split by ``t·p``
+    (tensor and pipeline parallelism), then sharded across the ``N_d``
+    data-parallel replicas by the ZeRO stage: stage 1 shards the optimizer
+    state and master copy, stage 2 also the gradients, stage 3 also the
+    weights. Activations are those of the first pipeline stage, per
+    Korthikanti et al. (2022) Table 2, times ``L/p`` layers, times the ``p``
+    micro-batches it holds (times ``1 + (p − 1)/(p·m)`` when interleaved).
+
+    The micro-batch is ``activations.micro_batch``: the sequences each
+    data-parallel replica's pipeline processes at once (Korthikanti's ``b``).
+    The global batch is ``b · N_d`` times the number of micro-batches per
+    step, which the model assumes is at least ``p``. The state's own
+    ``activations`` and ``batch_size`` (a stated single-device budget) are not
+    read. With one device and no parallelism, ``state_per_device`` is
+    ``state.total`` and ``activations_per_device`` is
+    ``activations.activations(recompute)``.
+
+    Adapter runs: the base weights are frozen, so only the adapters have
+    gradients, optimizer state and a master copy, and ZeRO stages 1 and 2
+    shard only those; stage 3 shards the weights, frozen base included
+    (as DeepSpeed's stage 3 partitions every parameter).
+
+    Assumptions: parameters split evenly over ``t·p`` (embeddings and norms
+    included); at least ``p`` micro-batches per step.
+    Excludes: the input- and output-layer activations (Korthikanti Sec. 4.4),
+    communication buffers, pipeline bubbles, allocator reserve and
+    fragmentation.
+
+    Examples
+    --------
+    >>> from mlsysim_nb.parallel import PARALLEL_CASES
+    >>> s = PARALLEL_CASES["Gpt3_175BKorthikantiTable3OnA100"](None)
+    >>> s.devices, s.fits
+    (64, True)
+    """
+
+    state: TrainingStateFitScenario
+    activations: ActivationMemoryScenario | None = None
+    recompute: Any = knob("selective", choices=_RECOMPUTE, low=0, high=2)
+    data_parallel: Any = knob(1, low=1, high=4096, log=True)
+    zero_stage: Any = knob(0, choices=_ZERO, low=0, high=3)
+    tensor_parallel: Any = knob(1, low=1, high=64, log=True)
+    sequence_parallel: Any = knob(default=False, choices=(("off", False), ("on", True)), low=0, high=1)
+    pipeline_parallel: Any = knob(1, low=1, high=128, log=True)
+    interleave: Any = knob(1, low=1, high=16)
+    name: str = dataclasses.field(default="", compare=False)
+    description: str = dataclasses.field(default="", compare=False)
+
+    FORMULA_NAMES: ClassVar[tuple[str, ...]] = PARALLEL_NAMES
+
+    def __post_init__(self) -> None:
+        o = type(self).__name__
+        for text in ("name", "description"):
+            if not isinstance(getattr(self, text), str):
+                raise FieldError(o, text, f"must be a string, got {getattr(self, text)!r}")
+        if not isinstance(self.state, TrainingStateFitScenario):
+            raise FieldError(o, "state", f"must be a TrainingStateFitScenario, got {type(self.state).__name__}")
+        self._check_activations(o)
+        setf = object.__setattr__
+        setf(self, "recompute", _check_strategy(o, "recompute", self.recompute))
+        setf(self, "sequence_parallel", _check_flag(o, "sequence_parallel", self.sequence_parallel))
+        for field, minimum, maximum in [
+            ("data_parallel", 1, None),
+            ("zero_stage", 0, 3),
+            ("tensor_parallel", 1, None),
+            ("pipeline_parallel", 1, None),
+            ("interleave", 1, None),
+        ]:
+            setf(self, field, check_count(o, field, getattr(self, field), minimum=minimum, maximum=maximum))
+        self._check_layout(o)
+        self._set_env(*self._environment())
+
+    def _check_activations(self, o: str) -> None:
+        acts = self.activations
+        if acts is None:
+            return
+        if not isinstance(acts, ActivationMemoryScenario):
+            raise FieldError(
+                o, "activations", f"must be an ActivationMemoryScenario or None, got {type(acts).__name__}"
+            )
+        if acts.workload != self.state.workload:
+            msg = (
+                f"models {acts.workload.name}, but the state models {self.state.workload.name}; give the same workload"
+            )
+            raise FieldError(o, "activations", msg)
+
+    def _check_layout(self, o: str) -> None:
+        """Refuse layouts the model cannot split: element-wise, so a sweep names the first bad value."""
+        w = self.state.workload
+        t, p, m = self.tensor_parallel, self.pipeline_parallel, self.interleave
+        for heads, what in [(w.heads, "attention heads"), (w.kv_heads, "key/value heads")]:
+            if heads is not None and np.any(np.asarray(heads) % t != 0):
+                msg = f"must divide the {heads} {what} of {w.name}, got {_first(t, np.asarray(heads) % t != 0)}"
+                raise FieldError(o, "tensor_parallel", msg)
+        if w.layers is None:
+            if np.any(np.asarray(p) > 1):
+                raise FieldError(
+                    o, "pipeline_parallel", f"needs workload.layers to split, which {w.name} does not give"
+                )
+        elif np.any(w.layers % np.asarray(p) != 0):
+            msg = f"must divide the {w.layers} layers of {w.name}, got {_first(p, w.layers % np.asarray(p) != 0)}"
+            raise FieldError(o, "pipeline_parallel", msg)
+        solo = (np.asarray(m) > 1) & (np.asarray(p) == 1)
+        if np.any(solo):
+            msg = f"needs pipeline_parallel > 1 (interleaving splits pipeline stages), got {_first(m, solo)}"
+            raise FieldError(o, "interleave", msg)
+        if w.layers is not None:
+            uneven = (w.layers // np.asarray(p)) % np.asarray(m) != 0
+            if np.any(uneven):
+                msg = f"must divide the layers per stage L/p, got {_first(m, uneven)}"
+                raise FieldError(o, "interleave", msg)
+
+    def _environment(self) -> tuple[dict[str, Any], dict[str, str]]:
+        state_env = self.state._env  # noqa: SLF001 - composing: the state's magnitudes, converted once
+        env: dict[str, Any] = dict(state_env.values)
+        needs: dict[str, str] = dict(state_env.needs)
+        if self.activations is not None:
+            acts_env = self.activations._env  # noqa: SLF001
+            env.update(acts_env.values)
+            needs.update(acts_env.needs)
+        else:
+            for name in ("layer_activations", "activations_per_device"):
+                env[name] = None
+                needs[name] = _NEEDS_ACTIVATIONS
+        stage = np.asarray(self.zero_stage)
+        recompute = np.asarray(self.recompute)
+        flags = {
+            "shards_optimizer": stage >= 1,
+            "shards_gradients": stage >= 2,
+            "shards_weights": stage >= 3,
+            "keeps_scores": recompute == "none",
+            "keeps_layer_tensors": recompute != "full",
+            "interleaved": np.asarray(self.interleave) > 1,
+        }
+        env.update({k: (v if v.ndim > 0 else bool(v)) for k, v in flags.items()})
+        env.update(
+            data_parallel=self.data_parallel,
+            zero_stage=self.zero_stage,
+            tensor_parallel=self.tensor_parallel,
+            sequence_parallel=self.sequence_parallel,
+            pipeline_parallel=self.pipeline_parallel,
+            interleave=self.interleave,
+            replicated_constant=KORTHIKANTI_REPLICATED_BYTES,
+            has_activations=self.activations is not None,
+        )
+        return env, needs
+
+    # -- the layout and the state per device -------------------------------------------
+    model_parallel = derived("model_parallel")
+    devices = derived("devices")
+    replica_weights = derived("replica_weights")
+    replica_gradients = derived("replica_gradients")
+    replica_optimizer_state = derived("replica_optimizer_state")
+    replica_master_weights = derived("replica_master_weights")
+    optimizer_shards = derived("optimizer_shards")
+    gradient_shards = derived("gradient_shards")
+    weight_shards = derived("weight_shards")
+    weights_per_device = derived("weights_per_device")
+    gradients_per_device = derived("gradients_per_device")
+    optimizer_state_per_device = derived("optimizer_state_per_device")
+    master_weights_per_device = derived("master_weights_per_device")
+    state_per_device = derived("state_per_device")
+    # -- activations per device
+    replicated_bytes_coefficient = derived("replicated_bytes_coefficient")
+    sharded_bytes_coefficient = derived("sharded_bytes_coefficient")
+    sequence_shards = derived("sequence_shards")
+    layer_activations = derived("layer_activations")
+    stage_layers = derived("stage_layers")
+    interleave_factor = derived("interleave_factor")
+    micro_batches_in_flight = derived("micro_batches_in_flight")
+    activations_per_device = derived("activations_per_device")
+    total_per_device = derived("total_per_device")
+    device_memory_share = derived("device_memory_share")
+    # -- communication
+    trained_parameters = derived("trained_parameters")
+    stored_parameters = derived("stored_parameters")
+    gradient_allreduce_traffic = derived("gradient_allreduce_traffic")
+    zero_traffic_multiple = derived("zero_traffic_multiple")
+    data_parallel_traffic = derived("data_parallel_traffic")
+    tensor_parallel_traffic_per_layer = derived("tensor_parallel_traffic_per_layer")
+
+    @property
+    def hardware(self) -> HardwareNode | None:
+        """The device: ``state.hardware``."""
+        return self.state.hardware
+
+    @property
+    def workload(self) -> Any:
+        """The model: ``state.workload``."""
+        return self.state.workload
+
+    @property
+    @with_equations("fits_per_device")
+    def fits(self) -> Any:
+        """Whether one device holds its state and activations; ``False`` when the state has no hardware."""
+        if self.hardware is None:
+            return False
+        value = self._env.get("fits_per_device")
+        return value if _is_array(value) else bool(value)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        # the derivation and chart come from the presentation data of each scenario kind; until this
+        # kind declares its own, it shows its one-line answer
+        return {"text/plain": repr(self)}
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {self.summary()}>"
+
+    def summary(self) -> str:
+        """The answer in one line: the layout, memory per device against the device, and the verdict."""
+        title = self.name or self.state.workload.name
+        if self.is_sweep:
+            swept = [k for k, v in self.inputs().items() if _is_array(v)]
+            return f"{title}, a sweep over {', '.join(swept)}"
+        layout = (
+            f"N_d={self.data_parallel} (ZeRO {self.zero_stage}) × t={self.tensor_parallel}"
+            f"{' + SP' if self.sequence_parallel else ''} × p={self.pipeline_parallel}"
+            f"{f' (m={self.interleave})' if self.interleave > 1 else ''}, recompute {self.recompute}"
+        )
+        used = self.total_per_device.to("GB").magnitude
+        if self.hardware is None:
+            return f"{title} on {self.devices} devices, {layout}: {used:.3g} GB per device"
+        capacity = self.hardware.memory.capacity.to("GB").magnitude
+        verdict = "fits" if self.fits else "does not fit"
+        return (
+            f"{title} on {self.devices} × {self.hardware.name}, {layout}: "
+            f"{used:.3g} GB of {capacity:.3g} GB per device, {verdict}"
+        )
+
+
+# -- named cases ------------------------------------------------------------------------
+
+Factory = Callable[[Any], ParallelTrainingScenario]
+
+
+def _gpt3_175b_table3(_catalog: Any) -> ParallelTrainingScenario:
+    from mlsysim_nb.hardware import Hardware
+    from mlsysim_nb.workloads import Workloads
+
+    state = TrainingStateFitScenario(
+        workload=Workloads.GPT3_175B,
+        hardware=Hardware["A100_80GB"],
+        bytes_per_value=2,
+        optimizer_bytes_per_parameter=8,
+        master_bytes_per_parameter=4,
+    )
+    acts = ActivationMemoryScenario(workload=Workloads.GPT3_175B, micro_batch=1, seq_len=2048)
+    return ParallelTrainingScenario(
+        state=state,
+        activations=acts,
+        recompute="selective",
+        tensor_parallel=8,
+        sequence_parallel=True,
+        pipeline_parallel=8,
+        name="GPT-3 175B, Korthikanti Table 3 layout",
+        description="Mixed-precision Adam on 64 A100 80GB: t = 8 with sequence parallelism, p = 8, "
+        "micro-batch 1 of 2048 tokens, selective recomputation (Korthikanti et al. 2022, Table 3).",
+    )
+
+
+def _llama3_8b_zero3(_catalog: Any) -> ParallelTrainingScenario:
+    from mlsysim_nb.hardware import Hardware
+    from mlsysim_nb.workloads import Workloads
+
+    state = TrainingStateFitScenario(
+        workload=Workloads.LLAMA3_8B,
+        hardware=Hardware["H100"],
+        bytes_per_value=2,
+        optimizer_bytes_per_parameter=8,
+        master_bytes_per_parameter=4,
+    )
+    acts = ActivationMemoryScenario(workload=Workloads.LLAMA3_8B, micro_batch=1, seq_len=8192)
+    return ParallelTrainingScenario(
+        state=state,
+        activations=acts,
+        recompute="selective",
+        data_parallel=8,
+        zero_stage=3,
+        name="Llama 3.1 8B full fine-tune, ZeRO-3 on 8 H100",
+        description="Mixed-precision Adam, one 8-GPU node of data parallelism with ZeRO stage 3, "
+        "micro-batch 1 of 8192 tokens, selective recomputation.",
+    )
+
+
+#: Named many-device cases, as factories taking the catalog (the shape of the catalog's own factories).
+PARALLEL_CASES: dict[str, Factory] = {
+    "Gpt3_175BKorthikantiTable3OnA100": _gpt3_175b_table3,
+    "Llama3_8BZero3On8H100": _llama3_8b_zero3,
+}
