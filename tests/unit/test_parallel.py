@@ -335,7 +335,7 @@ def test_kv_heads_must_divide_too() -> None:
 def test_pipeline_needs_layers() -> None:
     """A model without layers cannot be split into stages."""
     s = ParallelTrainingScenario(state=_state(ZERO_7_5B))
-    with pytest.raises(FieldError, match="needs workload.layers") as info:
+    with pytest.raises(FieldError, match=r"needs workload\.layers") as info:
         s.variant(pipeline_parallel=2)
     assert info.value.field == "pipeline_parallel"
 
