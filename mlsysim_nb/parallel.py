@@ -289,25 +289,37 @@ class ParallelTrainingScenario(Scenario):
     def __repr__(self) -> str:
         return f"<{type(self).__name__}: {self.summary()}>"
 
-    def summary(self) -> str:
-        """The answer in one line: the layout, memory per device against the device, and the verdict."""
-        title = self.name or self.state.workload.name
-        if self.is_sweep:
-            swept = [k for k, v in self.inputs().items() if _is_array(v)]
-            return f"{title}, a sweep over {', '.join(swept)}"
-        layout = (
-            f"N_d={self.data_parallel} (ZeRO {self.zero_stage}) × t={self.tensor_parallel}"
-            f"{' + SP' if self.sequence_parallel else ''} × p={self.pipeline_parallel}"
-            f"{f' (m={self.interleave})' if self.interleave > 1 else ''}, recompute {self.recompute}"
+    @property
+    def is_sweep(self) -> bool:
+        """True when a field, or a field of the state or activations, holds a NumPy array."""
+        parts = (super().is_sweep, self.state.is_sweep, self.activations is not None and self.activations.is_sweep)
+        return any(parts)
+
+    def layout(self) -> str:
+        """The layout in the course's notation: ``N_d=1 (ZeRO 0) × t=8 + SP × p=8, selective recomputation``."""
+        sp = " + SP" if np.any(self.sequence_parallel) else ""
+        interleave = f" (m={self.interleave})" if np.any(np.asarray(self.interleave) > 1) else ""
+        return (
+            f"N_d={self.data_parallel} (ZeRO {self.zero_stage}) × t={self.tensor_parallel}{sp} × "
+            f"p={self.pipeline_parallel}{interleave}, {self.recompute} recomputation"
         )
-        used = self.total_per_device.to("GB").magnitude
+
+    def summary(self) -> str:
+        """The answer in one line: model and recipe, the layout, memory per device against the device, the verdict."""
+        from mlsysim_nb.summary import format_bytes, recipe
+
+        if self.is_sweep:
+            swept = [k for k, v in self.inputs().items() if _is_array(v)] or ["the state's fields"]
+            return f"{self.state.workload.name}, a sweep over {', '.join(swept)}"
+        head = f"{self.state.workload.name}, {recipe(self.state)}"
+        used = format_bytes(self.magnitude("total_per_device"))
         if self.hardware is None:
-            return f"{title} on {self.devices} devices, {layout}: {used:.3g} GB per device"
-        capacity = self.hardware.memory.capacity.to("GB").magnitude
+            return f"{head} on {self.devices} devices, {self.layout()}: {used} per device (no hardware to fit against)"
+        capacity, share = format_bytes(self.magnitude("capacity")), self.magnitude("device_memory_share")
         verdict = "fits" if self.fits else "does not fit"
         return (
-            f"{title} on {self.devices} × {self.hardware.name}, {layout}: "
-            f"{used:.3g} GB of {capacity:.3g} GB per device, {verdict}"
+            f"{head} on {self.devices} × {self.hardware.name}, {self.layout()}: "
+            f"{used} of {capacity} per device ({100 * share:.1f} %), {verdict}"
         )
 
 

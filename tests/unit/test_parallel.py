@@ -407,9 +407,18 @@ def test_repr_states_the_layout_and_the_verdict() -> None:
     """The one-line repr gives devices, layout, memory per device against the device, and the verdict."""
     s = PARALLEL_CASES["Gpt3_175BKorthikantiTable3OnA100"](None)
     assert repr(s) == (
-        "<ParallelTrainingScenario: GPT-3 175B, Korthikanti Table 3 layout on 64 × NVIDIA A100 80GB SXM, "
-        "N_d=1 (ZeRO 0) × t=8 + SP × p=8, recompute selective: 54 GB of 80 GB per device, fits>"
+        "<ParallelTrainingScenario: GPT-3 (175B), 16-bit + FP32 master + Adam on 64 × NVIDIA A100 80GB SXM, "
+        "N_d=1 (ZeRO 0) × t=8 + SP × p=8, selective recomputation: 54.0 GB of 80.0 GB per device (67.5 %), fits>"
     )
+    assert s._repr_mimebundle_() == {"text/plain": repr(s)}
+
+
+def test_repr_of_a_sweep_names_the_swept_fields() -> None:
+    """A scenario holding arrays, here or in its state, says it is a sweep instead of printing arrays."""
+    s = PARALLEL_CASES["Llama3_8BZero3On8H100"](None)
+    assert repr(s.variant(zero_stage=[0, 3])).endswith("a sweep over zero_stage>")
+    state = s.state.variant(bytes_per_value=np.array([2, 4]))
+    assert repr(s.variant(state=state)).endswith("a sweep over the state's fields>")
 
 
 def test_named_cases_build() -> None:
