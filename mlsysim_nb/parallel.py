@@ -169,29 +169,40 @@ class ParallelTrainingScenario(Scenario):
 
     def _check_layout(self, o: str) -> None:
         """Refuse layouts the model cannot split: element-wise, so a sweep names the first bad value."""
-        w = self.state.workload
-        t, p, m = self.tensor_parallel, self.pipeline_parallel, self.interleave
+        self._check_tensor_parallel(o)
+        self._check_pipeline(o)
+
+    def _check_tensor_parallel(self, o: str) -> None:
+        w, t = self.state.workload, self.tensor_parallel
         for heads, what in [(w.heads, "attention heads"), (w.kv_heads, "key/value heads")]:
-            if heads is not None and np.any(np.asarray(heads) % t != 0):
-                msg = f"must divide the {heads} {what} of {w.name}, got {_first(t, np.asarray(heads) % t != 0)}"
+            if heads is not None and np.any(heads % np.asarray(t) != 0):
+                msg = f"must divide the {heads} {what} of {w.name}, got {_first(t, heads % np.asarray(t) != 0)}"
                 raise FieldError(o, "tensor_parallel", msg)
+        if self.activations is not None:
+            sequence = self.activations.magnitude("sequence")
+            split = np.asarray(self.sequence_parallel) & (np.asarray(sequence) % np.asarray(t) != 0)
+            if np.any(split):
+                msg = f"splits the {sequence} tokens over t devices, so t must divide them; got t={_first(t, split)}"
+                raise FieldError(o, "sequence_parallel", msg)
+
+    def _check_pipeline(self, o: str) -> None:
+        w, p, m = self.state.workload, np.asarray(self.pipeline_parallel), np.asarray(self.interleave)
         if w.layers is None:
-            if np.any(np.asarray(p) > 1):
+            if np.any(p > 1):
                 raise FieldError(
                     o, "pipeline_parallel", f"needs workload.layers to split, which {w.name} does not give"
                 )
-        elif np.any(w.layers % np.asarray(p) != 0):
-            msg = f"must divide the {w.layers} layers of {w.name}, got {_first(p, w.layers % np.asarray(p) != 0)}"
+        elif np.any(w.layers % p != 0):
+            msg = f"must divide the {w.layers} layers of {w.name}, got {_first(p, w.layers % p != 0)}"
             raise FieldError(o, "pipeline_parallel", msg)
-        solo = (np.asarray(m) > 1) & (np.asarray(p) == 1)
+        solo = (m > 1) & (p == 1)
         if np.any(solo):
             msg = f"needs pipeline_parallel > 1 (interleaving splits pipeline stages), got {_first(m, solo)}"
             raise FieldError(o, "interleave", msg)
         if w.layers is not None:
-            uneven = (w.layers // np.asarray(p)) % np.asarray(m) != 0
+            uneven = (w.layers // p) % m != 0
             if np.any(uneven):
-                msg = f"must divide the layers per stage L/p, got {_first(m, uneven)}"
-                raise FieldError(o, "interleave", msg)
+                raise FieldError(o, "interleave", f"must divide the layers per stage L/p, got {_first(m, uneven)}")
 
     def _environment(self) -> tuple[dict[str, Any], dict[str, str]]:
         state_env = self.state._env  # noqa: SLF001 - composing: the state's magnitudes, converted once

@@ -94,12 +94,14 @@ def parallel_scenarios(draw: Any, activations: bool | None = None) -> ParallelTr
     workload = state.workload
     assert workload.heads is not None and workload.layers is not None
     with_acts = draw(st.booleans()) if activations is None else activations
+    t = draw(st.sampled_from(_divisors(workload.heads)))
+    sequence_parallel = draw(st.booleans())
     acts = None
     if with_acts:
         acts = ActivationMemoryScenario(
             workload=workload,
             micro_batch=draw(st.integers(1, 64)),
-            seq_len=draw(st.one_of(st.none(), st.integers(1, 2**15))),
+            seq_len=t * draw(st.integers(1, 2**15 // t)),  # sequence parallelism needs t to divide s
             precision_bytes=draw(st.sampled_from([1, 2, 4])),
         )
     p = draw(st.sampled_from(_divisors(workload.layers)))
@@ -110,8 +112,8 @@ def parallel_scenarios(draw: Any, activations: bool | None = None) -> ParallelTr
         recompute=draw(st.sampled_from(["none", "selective", "full"])),
         data_parallel=draw(st.integers(1, 1024)),
         zero_stage=draw(st.integers(0, 3)),
-        tensor_parallel=draw(st.sampled_from(_divisors(workload.heads))),
-        sequence_parallel=draw(st.booleans()),
+        tensor_parallel=t,
+        sequence_parallel=sequence_parallel,
         pipeline_parallel=p,
         interleave=m,
     )

@@ -307,6 +307,16 @@ GPT3 = _parallel(Workloads.GPT3_175B)
         ({"data_parallel": 0}, "data_parallel", "at least 1"),
         ({"data_parallel": 2.5}, "data_parallel", "whole number"),
         ({"sequence_parallel": 1}, "sequence_parallel", "True or False"),
+        (
+            {
+                "activations": Scenarios.Gpt3ActivationsMicrobatch4.variant(seq_len=2000),
+                "tensor_parallel": 32,
+                "sequence_parallel": True,
+            },
+            "sequence_parallel",
+            "t must divide them; got t=32",
+        ),
+        ({"data_parallel": True}, "data_parallel", "whole number"),
         ({"sequence_parallel": "yes"}, "sequence_parallel", "True or False"),
         ({"recompute": "partial"}, "recompute", "must be one of"),
         ({"recompute": 1}, "recompute", "must be one of"),
