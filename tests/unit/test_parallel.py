@@ -179,7 +179,9 @@ def test_lora_zero_3_gathers_the_frozen_base() -> None:
 
 
 # -- Korthikanti et al. (2022), arXiv:2205.05198 ------------------------------------------
-# Table 3 configurations (heads, hidden, layers, t, p, micro-batch); all at s = 2048.
+# Table 3 configurations (workload with heads, hidden, layers; t, p, micro-batch); all at s = 2048, as printed in
+# arXiv:2205.05198. The 530B row matches Megatron-LM's own 530B launch script (t 8, p 35, 105 layers, hidden 20480,
+# 128 heads, micro-batch 1); the 175B row is GPT-3's shape (Workloads.GPT3_175B, Brown et al. Table 2.1).
 TABLE3 = {
     "22B": (Workload(name="22B", parameters=22 * 10**9, layers=48, hidden_dim=6144, heads=64), 8, 1, 4),
     "175B": (Workloads.GPT3_175B, 8, 8, 1),
