@@ -208,6 +208,7 @@ class ParallelTrainingScenario(Scenario):
         state_env = self.state._env  # noqa: SLF001 - composing: the state's magnitudes, converted once
         env: dict[str, Any] = dict(state_env.values)
         needs: dict[str, str] = dict(state_env.needs)
+        needs["capacity"] = needs["bandwidth"] = "hardware (the state has hardware=None)"
         if self.activations is not None:
             acts_env = self.activations._env  # noqa: SLF001
             env.update(acts_env.values)

@@ -444,5 +444,5 @@ def test_no_hardware_does_not_fit() -> None:
     """Without a device the fit is False and the share is not applicable."""
     s = ParallelTrainingScenario(state=_state(ZERO_7_5B, hardware=None))
     assert s.fits is False
-    with pytest.raises(NotApplicableError):
+    with pytest.raises(NotApplicableError, match=r"the state has hardware=None"):
         s.device_memory_share
