@@ -446,3 +446,14 @@ def test_no_hardware_does_not_fit() -> None:
     assert s.fits is False
     with pytest.raises(NotApplicableError, match=r"the state has hardware=None"):
         s.device_memory_share
+
+
+def test_llama3_8b_zero3_by_hand() -> None:
+    """Llama 3.1 8B, ZeRO-3 on 8 H100: 8.03e9 x 16 B / 8 of state, 32 x 8192 x 4096 x 34 B of activations."""
+    s = PARALLEL_CASES["Llama3_8BZero3On8H100"](None)
+    assert _bytes(s.state_per_device) == 16_060_000_000
+    assert _bytes(s.activations_per_device) == 36_507_222_016
+    assert _bytes(s.total_per_device) == 52_567_222_016
+    assert s.fits
+    # stage 0 needs 128.5 GB of state alone: a full fine-tune does not fit one H100 without sharding
+    assert not s.variant(zero_stage=0).fits
