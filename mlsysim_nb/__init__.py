@@ -20,6 +20,7 @@ from mlsysim_nb.helpers import (
     calc_transformer_training_flops,
 )
 from mlsysim_nb.options import set_options
+from mlsysim_nb.parallel import ParallelTrainingScenario
 from mlsysim_nb.physics import KORTHIKANTI_PER_TOKEN_BYTES, KORTHIKANTI_SCORE_BYTES
 from mlsysim_nb.scenarios import ActivationMemoryScenario, TrainingStateFitScenario
 from mlsysim_nb.units import Q_, ureg
@@ -41,6 +42,7 @@ __all__ = [
     "HardwareNode",
     "Memory",
     "NotApplicableError",
+    "ParallelTrainingScenario",
     "Scenarios",
     "Sweep",
     "TrainingStateFitScenario",

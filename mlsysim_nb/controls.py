@@ -25,6 +25,7 @@ __all__ = [
     "ControlSpec",
     "apply_control",
     "catalog_control",
+    "catalog_record",
     "controls_for",
     "field_control",
     "toggle_control",
@@ -79,7 +80,10 @@ def field_control(
         msg = f"{type(scenario).__name__}.{name} declares no control"
         raise KeyError(msg)
     if value is _MISSING:
-        value = getattr(scenario, name) if declared.kind == "count" else scenario.magnitude(name)
+        value = scenario.magnitude(name) if declared.kind in {"bytes", "number"} else getattr(scenario, name)
+    if declared.control in {"dropdown", "toggle"} and declared.kind == "choice":
+        kind = "toggle" if declared.control == "toggle" else "dropdown"
+        return ControlSpec(name, declared.label, kind, value, tuple(declared.choices), help=declared.help, bind=bind)
     if declared.control == "dropdown":
         options = tuple(declared.choices)
         if value not in [v for _, v in options]:
@@ -129,21 +133,29 @@ def _key_of(kind: str, record: Any) -> Any:
     return record.name
 
 
-def catalog_control(scenario: Scenario, kind: str) -> ControlSpec:
-    """A dropdown over a catalog (``"hardware"`` or ``"workload"``) for the field of that name."""
+def catalog_record(kind: str, key: Any) -> Any:
+    """The record a catalog dropdown's key stands for (``None`` for "no hardware")."""
+    return None if key is None else _catalog(kind)[key]
+
+
+def catalog_control(scenario: Any, kind: str, bind: Bind | None = None) -> ControlSpec:
+    """A dropdown over a catalog (``"hardware"`` or ``"workload"``) for the field of that name.
+
+    ``bind(scenario, record)`` turns the chosen record into changes; by default it sets the field
+    ``kind`` (a kind that holds the device inside another field passes its own).
+    """
     current = getattr(scenario, kind)
     options = _catalog_options(kind)
     key = _key_of(kind, current)
     if key not in [v for _, v in options]:  # a user's own record: keep it selectable
         options = ((current.name, key), *options)
 
-    def bind(_: Any, k: Any) -> Changes:
-        if k == key:
-            return {kind: current}
-        return {kind: None if k is None else _catalog(kind)[k]}
+    def to_record(s: Any, k: Any) -> Changes:
+        record = current if k == key else catalog_record(kind, k)
+        return bind(s, record) if bind is not None else {kind: record}
 
     label = "accelerator" if kind == "hardware" else "model"
-    return ControlSpec(kind, label, "dropdown", key, options=options, bind=bind)
+    return ControlSpec(kind, label, "dropdown", key, options=options, bind=to_record)
 
 
 def controls_for(scenario: Scenario) -> list[ControlSpec]:

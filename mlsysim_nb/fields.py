@@ -20,7 +20,7 @@ import numpy as np
 from mlsysim_nb.errors import FieldError, FieldUnitError
 from mlsysim_nb.units import Q_, dimensionality, factor, unit, ureg
 
-__all__ = ["VALUE_WIDTHS", "Knob", "check_count", "check_number", "check_quantity", "knob", "knobs"]
+__all__ = ["VALUE_WIDTHS", "Knob", "check_choice", "check_count", "check_number", "check_quantity", "knob", "knobs"]
 
 _ARRAY_KINDS = "iuf"
 
@@ -268,7 +268,7 @@ def _in_base(owner: str, field: str, number: Any, scale: float, base: str, maxim
     return magnitude
 
 
-_KINDS = ("count", "bytes", "number")
+_KINDS = ("count", "bytes", "number", "choice")
 
 #: The value widths a live control offers (label, bytes).
 VALUE_WIDTHS = (("FP32 (4 B)", 4), ("BF16/FP16 (2 B)", 2), ("FP8 (1 B)", 1))
@@ -284,7 +284,8 @@ class Knob:
 
     ``kind`` is ``"count"`` (a whole number from ``low`` to ``high``),
     ``"bytes"`` (a quantity of information; a plain number means bytes; ``high``
-    in bytes) or ``"number"`` (a plain real number up to ``high``). ``positive``
+    in bytes), ``"number"`` (a plain real number up to ``high``) or
+    ``"choice"`` (one of the values of ``choices``, of the same type). ``positive``
     refuses zero for bytes and numbers. ``control`` is how a live panel shows
     it: ``"log"`` (powers of two, with exact entry), ``"int"`` (every whole
     number), ``"dropdown"`` (``choices``) or ``""`` (no control).
@@ -316,6 +317,9 @@ class Knob:
             high = None if self.high is None else int(self.high)
             count = check_count(owner, field, value, minimum=self.low, maximum=high, optional=self.optional)
             return count, count
+        if self.kind == "choice":
+            chosen = check_choice(owner, field, value, tuple(v for _, v in self.choices), optional=self.optional)
+            return chosen, chosen
         if self.kind == "bytes":
             return check_quantity(
                 owner, field, value, "byte", positive=self.positive, optional=self.optional, maximum=self.high
@@ -327,6 +331,8 @@ class Knob:
 
     def describe(self) -> str:
         """The accepted values in words, e.g. ``"a whole number from 1 to 65,536"``."""
+        if self.kind == "choice":
+            return "one of " + ", ".join(repr(v) for _, v in self.choices)
         if self.kind == "count":
             top = "" if self.high is None else f" to {self.high:,.0f}"
             return f"a whole number from {self.low:,}{top}" + (", or None" if self.optional else "")
@@ -334,6 +340,29 @@ class Knob:
         low = "more than 0" if self.positive else "0 or more"
         top = "" if self.high is None else f", at most {self.high:g}{unit}"
         return f"{'an amount of memory' if unit else 'a number'}, {low}{top}" + (", or None" if self.optional else "")
+
+
+def check_choice(owner: str, field: str, value: Any, allowed: tuple[Any, ...], *, optional: bool = False) -> Any:
+    """One of ``allowed``, of the same type (``1`` is not ``True``); an array of them for a sweep."""
+    if value is None and optional:
+        return None
+    shown = ", ".join(map(repr, allowed))
+    if isinstance(value, (list, tuple)):
+        value = np.asarray(value)
+    if isinstance(value, np.ndarray) and value.ndim > 0:
+        if value.size == 0:
+            raise FieldError(owner, field, "got an empty array: give at least one value")
+        kinds = {np.asarray(a).dtype.kind for a in allowed}
+        if value.dtype.kind not in kinds:
+            raise FieldError(owner, field, f"must be one of {shown}, got an array of {value.dtype}")
+        unknown = ~np.isin(value, np.asarray(allowed))
+        if np.any(unknown):
+            raise FieldError(owner, field, f"must be one of {shown}, got {value[unknown].flat[0].item()!r}")
+        return value
+    value = _scalar(value)
+    if not any(type(value) is type(a) and value == a for a in allowed):
+        raise FieldError(owner, field, f"must be one of {shown}, got {value!r}")
+    return value
 
 
 def knob(default: Any = dataclasses.MISSING, **declaration: Any) -> Any:

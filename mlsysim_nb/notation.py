@@ -46,7 +46,7 @@ QUANTITIES: dict[str, Quantity] = {
     "activations": _q("M", "act", "byte", "saved activations"),
     "adapter_parameters": _q("N", "stated", "", "stated adapter parameters"),
     "adapter_rank": _q("r", "", "", "adapter rank"),
-    "adapted_matrices": _q("m", "", "", "adapted matrices per layer"),
+    "adapted_matrices": _q("n", "mat", "", "adapted matrices per layer"),
     "adapter_in_dim": _q("d", "in", "", "adapter input width"),
     "adapter_out_dim": _q("d", "out", "", "adapter output width"),
     "at_batch_size": _q("B′", "", "", "another batch size"),
@@ -95,7 +95,7 @@ QUANTITIES: dict[str, Quantity] = {
     # -- activation inputs
     "micro_batch": _q("b", "", "", "micro-batch"),
     "seq_len": _q("s", "given", "", "stated sequence length"),
-    "precision_bytes": _q("p", "", "byte", "bytes per activation element"),
+    "precision_bytes": _q("b", "act", "byte", "bytes per activation element"),
     "normalization_per_layer": _q("m", "norm", "byte", "normalization buffer per layer"),
     "ffn_multiple": _q("f", "", "", "feed-forward expansion"),
     "checkpoint_segments": _q("k", "", "", "checkpoint segments"),

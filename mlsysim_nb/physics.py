@@ -394,17 +394,17 @@ def register(formulas: Iterable[Formula], quantities: Mapping[str, Quantity]) ->
     """Add a scenario kind's formulas and notation rows to the tables; returns the formula names in order.
 
     A new kind of scenario declares its equations in its own module and calls
-    this once at import. A name that is already taken, or a formula that reads
-    a name with no notation row, is refused, so two kinds cannot silently
-    redefine each other's quantities.
+    this once at import. A name that is already taken, or a formula with no
+    notation row, is refused, so two kinds cannot silently redefine each
+    other's quantities.
     """
     formulas = tuple(formulas)
     taken = sorted({f.name for f in formulas} & FORMULAS.keys() | quantities.keys() & QUANTITIES.keys())
     if taken:
         msg = f"already defined: {', '.join(taken)}"
         raise ValueError(msg)
-    known = QUANTITIES.keys() | quantities.keys() | _CONSTANTS.keys()
-    unknown = sorted({n for f in formulas for n in (f.name, *f.inputs)} - known)
+    known = QUANTITIES.keys() | quantities.keys()
+    unknown = sorted({f.name for f in formulas} - known)
     if unknown:
         msg = f"no notation row for {', '.join(unknown)}: give each a Quantity"
         raise ValueError(msg)

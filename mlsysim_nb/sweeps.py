@@ -23,12 +23,17 @@ from mlsysim_nb.units import Q_, ureg
 __all__ = ["Sweep", "sweep"]
 
 
+def _quantity_text(value: Any) -> bool:
+    """``"2 GB"`` (a number, then a unit) rather than a choice such as ``"selective"``."""
+    return isinstance(value, str) and value.strip()[:1].isdigit()
+
+
 def _axis_values(name: str, values: Any) -> Any:
     """An axis as a 1-D array, or a 1-D quantity array when its values carry units (never dropped)."""
     if isinstance(values, str):
         msg = f"sweep axis {name!r} must be a sequence of values, got the string {values!r}"
         raise TypeError(msg)
-    if isinstance(values, (list, tuple)) and any(isinstance(v, (ureg.Quantity, str)) for v in values):
+    if isinstance(values, (list, tuple)) and any(isinstance(v, ureg.Quantity) or _quantity_text(v) for v in values):
         try:
             values = ureg.Quantity.from_list([Q_(v) if isinstance(v, str) else v for v in values])
         except Exception as err:  # noqa: BLE001 - mixed units or unreadable text: say which axis

@@ -6,7 +6,14 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from mlsysim_nb import Q_, ActivationMemoryScenario, Hardware, TrainingStateFitScenario, Workload
+from mlsysim_nb import (
+    Q_,
+    ActivationMemoryScenario,
+    Hardware,
+    ParallelTrainingScenario,
+    TrainingStateFitScenario,
+    Workload,
+)
 
 counts = st.integers(min_value=1, max_value=10**6)
 
@@ -73,4 +80,40 @@ def activation_scenarios(draw: Any) -> ActivationMemoryScenario:
         normalization_per_layer=draw(st.one_of(st.none(), st.builds(lambda x: Q_(x, "MB"), st.integers(0, 100)))),
         ffn_multiple=draw(st.integers(1, 8)),
         checkpoint_segments=draw(st.one_of(st.none(), st.integers(1, workload.layers))),
+    )
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+@st.composite
+def parallel_scenarios(draw: Any, activations: bool | None = None) -> ParallelTrainingScenario:
+    """A valid ParallelTrainingScenario: t divides the heads, p the layers, m the layers per stage."""
+    state = draw(training_scenarios())
+    workload = state.workload
+    assert workload.heads is not None and workload.layers is not None
+    with_acts = draw(st.booleans()) if activations is None else activations
+    t = draw(st.sampled_from(_divisors(workload.heads)))
+    sequence_parallel = draw(st.booleans())
+    acts = None
+    if with_acts:
+        acts = ActivationMemoryScenario(
+            workload=workload,
+            micro_batch=draw(st.integers(1, 64)),
+            seq_len=t * draw(st.integers(1, 2**15 // t)),  # sequence parallelism needs t to divide s
+            precision_bytes=draw(st.sampled_from([1, 2, 4])),
+        )
+    p = draw(st.sampled_from(_divisors(workload.layers)))
+    m = draw(st.sampled_from(_divisors(workload.layers // p))) if p > 1 else 1
+    return ParallelTrainingScenario(
+        state=state,
+        activations=acts,
+        recompute=draw(st.sampled_from(["none", "selective", "full"])),
+        data_parallel=draw(st.integers(1, 1024)),
+        zero_stage=draw(st.integers(0, 3)),
+        tensor_parallel=t,
+        sequence_parallel=sequence_parallel,
+        pipeline_parallel=p,
+        interleave=m,
     )

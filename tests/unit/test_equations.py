@@ -6,6 +6,7 @@ import pytest
 
 from mlsysim_nb import ActivationMemoryScenario, TrainingStateFitScenario
 from mlsysim_nb.physics import FORMULAS, QUANTITIES
+from mlsysim_nb.physics_parallel import PARALLEL_NAMES
 from mlsysim_nb.units import Q_, ureg
 
 # The seed pages' attribute lists (properties and methods), as given.
@@ -119,7 +120,9 @@ def test_every_name_has_notation() -> None:
 
 def test_equation_exceptions_are_few_and_listed() -> None:
     """Only these formulas branch; each case is itself a restricted expression."""
-    branching = sorted(n for n, f in FORMULAS.items() if f.is_branching)
+    branching = sorted(
+        n for n, f in FORMULAS.items() if f.is_branching and n not in PARALLEL_NAMES
+    )  # those: test_parallel
     assert branching == ["adapter_count", "sequence", "total", "training_fits", "updated_bytes_per_parameter"]
 
 

@@ -1,0 +1,545 @@
+"""Training on many devices: the single-device recipe, sharded and split, per device.
+
+:class:`ParallelTrainingScenario` composes the two single-device scenarios
+without changing them: a :class:`~mlsysim_nb.scenarios.TrainingStateFitScenario`
+(the recipe and the device) and, optionally, an
+:class:`~mlsysim_nb.scenarios.ActivationMemoryScenario` (the geometry and the
+micro-batch). It adds the layout: data parallelism with a ZeRO stage, tensor
+parallelism with or without sequence parallelism, and pipeline parallelism
+with or without interleaving. Its equations live in
+:mod:`mlsysim_nb.physics_parallel`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mlsysim_nb.activation import ActivationMemoryScenario
+from mlsysim_nb.base import Scenario, derived, is_array
+from mlsysim_nb.errors import FieldError
+from mlsysim_nb.fields import knob
+from mlsysim_nb.formatting import capacity_text, format_bytes, format_share
+from mlsysim_nb.formula import Symbol
+from mlsysim_nb.hardware import HardwareNode
+from mlsysim_nb.notation import Quantity
+from mlsysim_nb.physics import STRATEGIES, register, with_equations
+from mlsysim_nb.physics_parallel import KORTHIKANTI_REPLICATED_BYTES, PARALLEL_FORMULAS, PARALLEL_NOTATION
+from mlsysim_nb.presentation import Headline, MemoryChart, SectionSpec, Verdict
+from mlsysim_nb.training import TrainingStateFitScenario, recipe
+
+__all__ = ["PARALLEL_CASES", "ParallelTrainingScenario"]
+
+_RECOMPUTE = tuple((name, name) for name in STRATEGIES)
+_ZERO = (("0: replicated", 0), ("1: optimizer", 1), ("2: + gradients", 2), ("3: + weights", 3))
+_NEEDS_ACTIVATIONS = "activations (an ActivationMemoryScenario; this scenario has activations=None)"
+
+
+def _first(values: Any, bad: Any) -> Any:
+    """The first offending element of ``values`` where ``bad`` holds (both broadcast)."""
+    values, bad = np.broadcast_arrays(np.asarray(values), np.asarray(bad))
+    return values[bad].flat[0].item()
+
+
+_S = SectionSpec
+_SECTIONS = (
+    _S("Layout", (("model_parallel", "model_parallel"), ("devices", "devices")), "devices"),
+    _S(
+        "State per model replica (split by t·p)",
+        (
+            ("replica_weights", "replica_weights"),
+            ("replica_gradients", "replica_gradients"),
+            ("replica_optimizer_state", "replica_optimizer_state"),
+            ("replica_master_weights", "replica_master_weights"),
+        ),
+        "replica_optimizer_state",
+    ),
+    _S(
+        "Sharding across the N_d replicas (ZeRO)",
+        (
+            ("optimizer_shards", "optimizer_shards"),
+            ("gradient_shards", "gradient_shards"),
+            ("weight_shards", "weight_shards"),
+        ),
+        "optimizer_shards",
+    ),
+    _S(
+        "State per device",
+        (
+            ("weights_per_device", "weights_per_device"),
+            ("gradients_per_device", "gradients_per_device"),
+            ("optimizer_state_per_device", "optimizer_state_per_device"),
+            ("master_weights_per_device", "master_weights_per_device"),
+            ("state_per_device", "state_per_device"),
+        ),
+        "state_per_device",
+    ),
+    _S(
+        "Activations per layer (Korthikanti Table 2)",
+        (
+            ("replicated_bytes_coefficient", "replicated_bytes_coefficient"),
+            ("sharded_bytes_coefficient", "sharded_bytes_coefficient"),
+            ("sequence_shards", "sequence_shards"),
+            ("layer_activations", "layer_activations"),
+        ),
+        "layer_activations",
+        when="has_activations",
+    ),
+    _S(
+        "Activations of the first pipeline stage",
+        (
+            ("stage_layers", "stage_layers"),
+            ("interleave_factor", "interleave_factor"),
+            ("micro_batches_in_flight", "micro_batches_in_flight"),
+            ("activations_per_device", "activations_per_device"),
+        ),
+        "activations_per_device",
+        when="has_activations",
+    ),
+    _S(
+        "Fit on one device",
+        (
+            ("total_per_device", "total_per_device"),
+            ("device_memory_share", "device_memory_share"),
+            ("fits", "fits_per_device"),
+        ),
+        "total_per_device",
+    ),
+    _S(
+        "Communication per step",
+        (
+            ("trained_parameters", "trained_parameters"),
+            ("stored_parameters", "stored_parameters"),
+            ("gradient_allreduce_traffic", "gradient_allreduce_traffic"),
+            ("zero_traffic_multiple", "zero_traffic_multiple"),
+            ("data_parallel_traffic", "data_parallel_traffic"),
+            ("tensor_parallel_traffic_per_layer", "tensor_parallel_traffic_per_layer"),
+        ),
+        "data_parallel_traffic",
+    ),
+)
+_NOTES = (
+    (
+        "Equation",
+        (
+            "Weights, gradients, optimizer state and master copy are split by t·p, then sharded across the N_d "
+            "replicas by the ZeRO stage (Rajbhandari et al. 2020). Activations are the first pipeline stage's: "
+            "Korthikanti et al. (2022) Table 2 per layer, times L/p layers, times the p micro-batches in flight "
+            "(times 1 + (p − 1)/(p·m) when interleaved)."
+        ),
+    ),
+    (
+        "Assumptions",
+        (
+            "Parameters split evenly over t·p, embeddings and norms included; at least p micro-batches per step; "
+            "the micro-batch is the activation scenario's; in an adapter run only the adapters carry gradients, "
+            "optimizer state and master copy, and ZeRO stage 3 also shards the frozen base."
+        ),
+    ),
+    (
+        "Excludes",
+        (
+            "The input- and output-layer activations (Korthikanti Sec. 4.4), communication buffers, the pipeline "
+            "bubble's idle time, allocator reserve and fragmentation; communication is volume, not time."
+        ),
+    ),
+)
+_COMPARISON_ROWS = (
+    "devices",
+    "state_per_device",
+    "activations_per_device",
+    "total_per_device",
+    "device_memory_share",
+    "fits_per_device",
+    "data_parallel_traffic",
+    "tensor_parallel_traffic_per_layer",
+)
+
+#: The equations of this kind, added to the package's tables once, at import.
+PARALLEL_NAMES = register(
+    PARALLEL_FORMULAS,
+    {
+        name: Quantity(Symbol(letter, sub), base, label)
+        for name, (letter, sub, base, label) in PARALLEL_NOTATION.items()
+    },
+)
+
+
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+class ParallelTrainingScenario(Scenario):
+    """One training recipe spread over ``N_d · t · p`` devices: memory per device, and what it costs to move.
+
+    ``state`` is the single-device recipe (its ``hardware`` is the device);
+    ``activations``, when given, is the per-replica geometry and micro-batch.
+    Weights, gradients, optimizer state and master copy are split by ``t·p``
+    (tensor and pipeline parallelism), then sharded across the ``N_d``
+    data-parallel replicas by the ZeRO stage: stage 1 shards the optimizer
+    state and master copy, stage 2 also the gradients, stage 3 also the
+    weights. Activations are those of the first pipeline stage, per
+    Korthikanti et al. (2022) Table 2, times ``L/p`` layers, times the ``p``
+    micro-batches it holds (times ``1 + (p − 1)/(p·m)`` when interleaved).
+
+    The micro-batch is ``activations.micro_batch``: the sequences each
+    data-parallel replica's pipeline processes at once (Korthikanti's ``b``).
+    The global batch is ``b · N_d`` times the number of micro-batches per
+    step, which the model assumes is at least ``p``. The state's own
+    ``activations`` and ``batch_size`` (a stated single-device budget) are not
+    read. With one device and no parallelism, ``state_per_device`` is
+    ``state.total`` and ``activations_per_device`` is
+    ``activations.activations(recompute)``.
+
+    Adapter runs: the base weights are frozen, so only the adapters have
+    gradients, optimizer state and a master copy, and ZeRO stages 1 and 2
+    shard only those; stage 3 shards the weights, frozen base included
+    (as DeepSpeed's stage 3 partitions every parameter).
+
+    Assumptions: parameters split evenly over ``t·p`` (embeddings and norms
+    included); at least ``p`` micro-batches per step.
+    Excludes: the input- and output-layer activations (Korthikanti Sec. 4.4),
+    communication buffers, pipeline bubbles, allocator reserve and
+    fragmentation.
+
+    Examples
+    --------
+    >>> from mlsysim_nb.parallel import PARALLEL_CASES
+    >>> s = PARALLEL_CASES["Gpt3_175BKorthikantiTable3OnA100"](None)
+    >>> s.devices, s.fits
+    (64, True)
+    """
+
+    state: TrainingStateFitScenario
+    activations: ActivationMemoryScenario | None = None
+    recompute: Any = knob(
+        "selective", kind="choice", label="recomputation", control="dropdown", choices=_RECOMPUTE,
+        help="which activations are kept for the backward pass (Korthikanti et al. 2022)",
+    )  # fmt: skip
+    data_parallel: Any = knob(1, kind="count", label="data-parallel replicas (N_d)", high=2**20, control="log")
+    zero_stage: Any = knob(
+        0, kind="count", label="ZeRO stage", low=0, high=3, control="dropdown", choices=_ZERO,
+        help="what the N_d replicas shard: optimizer state, then gradients, then weights",
+    )  # fmt: skip
+    tensor_parallel: Any = knob(1, kind="count", label="tensor parallel (t)", high=1024, control="log")
+    sequence_parallel: Any = knob(
+        default=False, kind="choice", label="sequence parallelism", choices=(("off", False), ("on", True)),
+        control="toggle", help="split the layer norms and dropouts along the sequence too (needs t > 1)",
+    )  # fmt: skip
+    pipeline_parallel: Any = knob(1, kind="count", label="pipeline stages (p)", high=4096, control="log")
+    interleave: Any = knob(1, kind="count", label="virtual stages per device (m)", high=64, control="int")
+    name: str = dataclasses.field(default="", compare=False)
+    description: str = dataclasses.field(default="", compare=False)
+
+    FORMULA_NAMES: ClassVar[tuple[str, ...]] = PARALLEL_NAMES
+
+    def __post_init__(self) -> None:
+        o = type(self).__name__
+        if not isinstance(self.state, TrainingStateFitScenario):
+            raise FieldError(o, "state", f"must be a TrainingStateFitScenario, got {type(self.state).__name__}")
+        self._check_activations(o)
+        self._check_fields()
+        self._check_layout(o)
+        self._set_env(*self._environment())
+
+    def _check_activations(self, o: str) -> None:
+        acts = self.activations
+        if acts is None:
+            return
+        if not isinstance(acts, ActivationMemoryScenario):
+            raise FieldError(
+                o, "activations", f"must be an ActivationMemoryScenario or None, got {type(acts).__name__}"
+            )
+        if acts.workload != self.state.workload:
+            msg = (
+                f"models {acts.workload.name}, but the state models {self.state.workload.name}; give the same workload"
+            )
+            raise FieldError(o, "activations", msg)
+
+    def _check_layout(self, o: str) -> None:
+        """Refuse layouts the model cannot split: element-wise, so a sweep names the first bad value."""
+        self._check_tensor_parallel(o)
+        self._check_pipeline(o)
+
+    def _check_tensor_parallel(self, o: str) -> None:
+        w, t = self.state.workload, self.tensor_parallel
+        for heads, what in [(w.heads, "attention heads"), (w.kv_heads, "key/value heads")]:
+            if heads is not None and np.any(heads % np.asarray(t) != 0):
+                msg = f"must divide the {heads} {what} of {w.name}, got {_first(t, heads % np.asarray(t) != 0)}"
+                raise FieldError(o, "tensor_parallel", msg)
+        if self.activations is not None:
+            sequence = self.activations.magnitude("sequence")
+            split = np.asarray(self.sequence_parallel) & (np.asarray(sequence) % np.asarray(t) != 0)
+            if np.any(split):
+                msg = f"splits the {sequence} tokens over t devices, so t must divide them; got t={_first(t, split)}"
+                raise FieldError(o, "sequence_parallel", msg)
+
+    def _check_pipeline(self, o: str) -> None:
+        w, p, m = self.state.workload, np.asarray(self.pipeline_parallel), np.asarray(self.interleave)
+        if w.layers is None:
+            if np.any(p > 1):
+                raise FieldError(
+                    o, "pipeline_parallel", f"needs workload.layers to split, which {w.name} does not give"
+                )
+        elif np.any(w.layers % p != 0):
+            msg = f"must divide the {w.layers} layers of {w.name}, got {_first(p, w.layers % p != 0)}"
+            raise FieldError(o, "pipeline_parallel", msg)
+        solo = (m > 1) & (p == 1)
+        if np.any(solo):
+            msg = f"needs pipeline_parallel > 1 (interleaving splits pipeline stages), got {_first(m, solo)}"
+            raise FieldError(o, "interleave", msg)
+        if w.layers is not None:
+            uneven = (w.layers // p) % m != 0
+            if np.any(uneven):
+                raise FieldError(o, "interleave", f"must divide the layers per stage L/p, got {_first(m, uneven)}")
+
+    def _environment(self) -> tuple[dict[str, Any], dict[str, str]]:
+        state_env = self.state._env  # noqa: SLF001 - composing: the state's magnitudes, converted once
+        env: dict[str, Any] = dict(state_env.values)
+        needs: dict[str, str] = dict(state_env.needs)
+        needs["capacity"] = needs["bandwidth"] = "hardware (the state has hardware=None)"
+        if self.activations is not None:
+            acts_env = self.activations._env  # noqa: SLF001
+            env.update(acts_env.values)
+            needs.update(acts_env.needs)
+        else:
+            for name in ("layer_activations", "activations_per_device"):
+                env[name] = None
+                needs[name] = _NEEDS_ACTIVATIONS
+        stage = np.asarray(self.zero_stage)
+        recompute = np.asarray(self.recompute)
+        flags = {
+            "shards_optimizer": stage >= 1,
+            "shards_gradients": stage >= 2,
+            "shards_weights": stage >= 3,
+            "keeps_scores": recompute == "none",
+            "keeps_layer_tensors": recompute != "full",
+            "interleaved": np.asarray(self.interleave) > 1,
+        }
+        env.update({k: (v if v.ndim > 0 else bool(v)) for k, v in flags.items()})
+        env.update(
+            data_parallel=self.data_parallel,
+            zero_stage=self.zero_stage,
+            tensor_parallel=self.tensor_parallel,
+            sequence_parallel=self.sequence_parallel,
+            pipeline_parallel=self.pipeline_parallel,
+            interleave=self.interleave,
+            replicated_constant=KORTHIKANTI_REPLICATED_BYTES,
+            has_activations=self.activations is not None,
+        )
+        return env, needs
+
+    # -- the layout and the state per device -------------------------------------------
+    model_parallel = derived("model_parallel")
+    devices = derived("devices")
+    replica_weights = derived("replica_weights")
+    replica_gradients = derived("replica_gradients")
+    replica_optimizer_state = derived("replica_optimizer_state")
+    replica_master_weights = derived("replica_master_weights")
+    optimizer_shards = derived("optimizer_shards")
+    gradient_shards = derived("gradient_shards")
+    weight_shards = derived("weight_shards")
+    weights_per_device = derived("weights_per_device")
+    gradients_per_device = derived("gradients_per_device")
+    optimizer_state_per_device = derived("optimizer_state_per_device")
+    master_weights_per_device = derived("master_weights_per_device")
+    state_per_device = derived("state_per_device")
+    # -- activations per device
+    replicated_bytes_coefficient = derived("replicated_bytes_coefficient")
+    sharded_bytes_coefficient = derived("sharded_bytes_coefficient")
+    sequence_shards = derived("sequence_shards")
+    layer_activations = derived("layer_activations")
+    stage_layers = derived("stage_layers")
+    interleave_factor = derived("interleave_factor")
+    micro_batches_in_flight = derived("micro_batches_in_flight")
+    activations_per_device = derived("activations_per_device")
+    total_per_device = derived("total_per_device")
+    device_memory_share = derived("device_memory_share")
+    # -- communication
+    trained_parameters = derived("trained_parameters")
+    stored_parameters = derived("stored_parameters")
+    gradient_allreduce_traffic = derived("gradient_allreduce_traffic")
+    zero_traffic_multiple = derived("zero_traffic_multiple")
+    data_parallel_traffic = derived("data_parallel_traffic")
+    tensor_parallel_traffic_per_layer = derived("tensor_parallel_traffic_per_layer")
+
+    @property
+    def hardware(self) -> HardwareNode | None:
+        """The device: ``state.hardware``."""
+        return self.state.hardware
+
+    @property
+    def workload(self) -> Any:
+        """The model: ``state.workload``."""
+        return self.state.workload
+
+    @property
+    @with_equations("fits_per_device")
+    def fits(self) -> Any:
+        """Whether one device holds its state and activations; ``False`` when the state has no hardware."""
+        if self.hardware is None:
+            return False
+        value = self._env.get("fits_per_device")
+        return value if is_array(value) else bool(value)
+
+    @property
+    def is_sweep(self) -> bool:
+        """True when a field, or a field of the state or activations, holds a NumPy array."""
+        parts = (super().is_sweep, self.state.is_sweep, self.activations is not None and self.activations.is_sweep)
+        return any(parts)
+
+    # -- presentation: what the derivation, chart, comparison and controls show ----------------
+    SECTIONS: ClassVar[tuple[SectionSpec, ...]] = _SECTIONS
+    NOTES: ClassVar[tuple[tuple[str, str], ...]] = _NOTES
+    COMPARISON_ROWS: ClassVar[tuple[str, ...]] = _COMPARISON_ROWS
+
+    def default_title(self) -> str:
+        """``"GPT-3 (175B), 16-bit + FP32 master + Adam on 64 × NVIDIA A100"``."""
+        device = "devices" if self.hardware is None else f"× {self.hardware.name}"
+        return f"{self.workload.name}, {recipe(self.state)} on {self.devices} {device}"
+
+    def headline(self) -> Headline:
+        """The layout, memory per device against the device, and whether one device holds it."""
+        if self.is_sweep:
+            swept = self.swept_fields() or ["the state's fields"]
+            return Headline(f"{self.workload.name}, a sweep over {', '.join(swept)}")
+        used = format_bytes(self.magnitude("total_per_device"))
+        if self.hardware is None:
+            head = f"{self.workload.name}, {recipe(self.state)} on {self.devices} devices, {self.layout()}"
+            return Headline(f"{head}: {used} per device", Verdict("no device to fit against"))
+        head = f"{self.workload.name}, {recipe(self.state)} on {self.devices} × {self.hardware.name}, {self.layout()}"
+        share = format_share(self.magnitude("device_memory_share"))
+        cap = format_bytes(self.magnitude("capacity"), binary=True)
+        line = f"{head}: {used} per device, {share} of {cap}"
+        ok = bool(self.fits)
+        return Headline(line, Verdict("fits on every device" if ok else "does not fit on one device", ok))
+
+    def memory_chart(self) -> MemoryChart:
+        """One device's memory (the first pipeline stage's), part by part, against its capacity."""
+        m = self.magnitude
+        parts = {
+            "weights": m("weights_per_device"),
+            "gradients": m("gradients_per_device"),
+            "optimizer state": m("optimizer_state_per_device"),
+            "master copy": m("master_weights_per_device"),
+        }
+        if self.activations is not None:
+            parts["activations"] = m("activations_per_device")
+        bars: tuple[tuple[str, dict[str, Any]], ...] = (("one device (first pipeline stage)", parts),)
+        if self.activations is not None and self.devices > 1:
+            single = {
+                "weights": m("replica_weights") * self.model_parallel,
+                "gradients": m("replica_gradients") * self.model_parallel,
+                "optimizer state": m("replica_optimizer_state") * self.model_parallel,
+                "master copy": m("replica_master_weights") * self.model_parallel,
+                "activations": self.activations.magnitude(f"activations_{self.recompute}"),
+            }
+            bars = (*bars, ("the same run on one device", single))
+        verdict = self.headline().verdict
+        caption = verdict.text if verdict is not None else ""
+        if self.hardware is None:
+            return MemoryChart(bars, caption=caption)
+        label = f"{self.hardware.name}: {capacity_text(self.hardware.memory.capacity)}"
+        return MemoryChart(bars, m("capacity"), label, caption=caption)
+
+    def sweep_quantity(self) -> str:
+        """What a sweep plots and fits by default: memory per device."""
+        return "total_per_device"
+
+    def input_rows(self) -> list[tuple[str, str, str]]:
+        """The recipe and the device, from ``state``, and the geometry, from ``activations``."""
+        from mlsysim_nb.workloads import workload_rows
+
+        rows = [("state", "single-device recipe", recipe(self.state))]
+        rows += workload_rows(self.workload)
+        if self.activations is not None:
+            a = self.activations
+            rows.append(("activations.micro_batch", "micro-batch per replica", str(a.micro_batch)))
+            rows.append(("activations.sequence", "sequence length", str(a.magnitude("sequence"))))
+        if self.hardware is not None:
+            rows.append(
+                ("hardware.memory.capacity", "device memory capacity", capacity_text(self.hardware.memory.capacity))
+            )
+        return rows
+
+    def controls(self) -> list[Any]:
+        """Device, the layout (N_d, ZeRO stage, t, SP, p, m) and the recomputation strategy."""
+        from mlsysim_nb import controls as c
+
+        device = c.catalog_control(
+            self.state, "hardware", bind=lambda s, node: {"state": s.state.variant(hardware=node)}
+        )
+        fields = ("data_parallel", "zero_stage", "tensor_parallel", "sequence_parallel", "pipeline_parallel",
+                  "interleave", "recompute")  # fmt: skip
+        return [device, *(c.field_control(self, name) for name in fields)]
+
+    def layout(self) -> str:
+        """The layout in the course's notation: ``N_d=1 (ZeRO 0) × t=8 + SP × p=8, selective recomputation``."""
+        sp = " + SP" if np.any(self.sequence_parallel) else ""
+        interleave = f" (m={self.interleave})" if np.any(np.asarray(self.interleave) > 1) else ""
+        return (
+            f"N_d={self.data_parallel} (ZeRO {self.zero_stage}) × t={self.tensor_parallel}{sp} × "
+            f"p={self.pipeline_parallel}{interleave}, {self.recompute} recomputation"
+        )
+
+
+# -- named cases ------------------------------------------------------------------------
+
+Factory = Callable[[Any], ParallelTrainingScenario]
+
+
+def _gpt3_175b_table3(_catalog: Any) -> ParallelTrainingScenario:
+    from mlsysim_nb.hardware import Hardware
+    from mlsysim_nb.workloads import Workloads
+
+    state = TrainingStateFitScenario(
+        workload=Workloads.GPT3_175B,
+        hardware=Hardware["A100_80GB"],
+        bytes_per_value=2,
+        optimizer_bytes_per_parameter=8,
+        master_bytes_per_parameter=4,
+    )
+    acts = ActivationMemoryScenario(workload=Workloads.GPT3_175B, micro_batch=1, seq_len=2048)
+    return ParallelTrainingScenario(
+        state=state,
+        activations=acts,
+        recompute="selective",
+        tensor_parallel=8,
+        sequence_parallel=True,
+        pipeline_parallel=8,
+        name="GPT-3 175B, Korthikanti Table 3 layout",
+        description="Mixed-precision Adam on 64 A100 80GB: t = 8 with sequence parallelism, p = 8, "
+        "micro-batch 1 of 2048 tokens, selective recomputation (Korthikanti et al. 2022, Table 3).",
+    )
+
+
+def _llama3_8b_zero3(_catalog: Any) -> ParallelTrainingScenario:
+    from mlsysim_nb.hardware import Hardware
+    from mlsysim_nb.workloads import Workloads
+
+    state = TrainingStateFitScenario(
+        workload=Workloads.LLAMA3_8B,
+        hardware=Hardware["H100"],
+        bytes_per_value=2,
+        optimizer_bytes_per_parameter=8,
+        master_bytes_per_parameter=4,
+    )
+    acts = ActivationMemoryScenario(workload=Workloads.LLAMA3_8B, micro_batch=1, seq_len=8192)
+    return ParallelTrainingScenario(
+        state=state,
+        activations=acts,
+        recompute="selective",
+        data_parallel=8,
+        zero_stage=3,
+        name="Llama 3.1 8B full fine-tune, ZeRO-3 on 8 H100",
+        description="Mixed-precision Adam, one 8-GPU node of data parallelism with ZeRO stage 3, "
+        "micro-batch 1 of 8192 tokens, selective recomputation.",
+    )
+
+
+#: Named many-device cases, as factories taking the catalog (the shape of the catalog's own factories).
+PARALLEL_CASES: dict[str, Factory] = {
+    "Gpt3_175BKorthikantiTable3OnA100": _gpt3_175b_table3,
+    "Llama3_8BZero3On8H100": _llama3_8b_zero3,
+}

@@ -1,0 +1,347 @@
+"""The physics of training on many devices: sharded state, parallel activations and communication.
+
+The equations of :class:`~mlsysim_nb.parallel.ParallelTrainingScenario`, once,
+as :class:`~mlsysim_nb.formula.Formula` records, and their rows of the
+notation table. :mod:`mlsysim_nb.physics` and :mod:`mlsysim_nb.notation`
+merge them into the package's single tables, so every derivation,
+docstring and sweep reads them like the others.
+
+This module imports only the formula engine (not the physics or notation
+modules, which import it), so its notation rows are plain tuples.
+
+Sources
+-------
+* Rajbhandari et al. (2020), "ZeRO: Memory Optimizations Toward Training
+  Trillion Parameter Models", arXiv:1910.02054, Sec. 5 and Figure 1: stage 1
+  partitions the optimizer states (for mixed-precision Adam they include the
+  FP32 master copy, ``K = 12`` bytes per parameter), stage 2 also the
+  gradients, stage 3 also the 16-bit parameters; Sec. 7: stages 1 and 2 move
+  the same ``2Ψ`` per step as plain data parallelism (a reduce-scatter and an
+  all-gather), stage 3 moves ``3Ψ`` (1.5×).
+* Korthikanti et al. (2022), "Reducing Activation Recomputation in Large
+  Transformer Models", arXiv:2205.05198, Table 2 (activations per layer
+  under tensor parallelism ``t``, sequence parallelism and selective
+  recomputation), Sec. 4.2.2 (tensor parallelism moves four all-reduces per
+  layer, sequence parallelism the same volume as four all-gathers and four
+  reduce-scatters), Sec. 4.2.3 (the first pipeline stage holds ``p``
+  micro-batches; interleaving with ``m`` stages per device multiplies that by
+  ``1 + (p − 1)/(p·m)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mlsysim_nb.formula import Case, Formula
+
+__all__ = [
+    "KORTHIKANTI_REPLICATED_BYTES",
+    "PARALLEL_FORMULAS",
+    "PARALLEL_NAMES",
+    "PARALLEL_NOTATION",
+    "Piecewise",
+]
+
+#: Bytes per hidden element per layer (16-bit) that tensor parallelism leaves whole on every device
+#: (Korthikanti et al. 2022, Sec. 4.2.1): the inputs of the two layer norms (2 + 2), of the QKV and the
+#: first MLP projection (2 + 2), and the dropout masks after attention and after the MLP (1 + 1).
+#: The rest of the 34 bytes is split across the t devices; sequence parallelism splits these as well.
+KORTHIKANTI_REPLICATED_BYTES = (2 + 2) + (2 + 2) + (1 + 1)
+
+Getter = Callable[[str], Any]
+
+
+@dataclass(frozen=True)
+class Piecewise(Formula):
+    """A formula that chooses between cases by flags that may be NumPy arrays (a sweep).
+
+    With scalar flags it is an ordinary formula: the first case whose flag is
+    true applies, and only that case is evaluated. With array flags each
+    element takes its own case.
+    """
+
+    def evaluate(self, get: Getter | Mapping[str, Any]) -> Any:
+        """The value on magnitudes, case by case element-wise when a flag is an array."""
+        getter: Getter = get.__getitem__ if isinstance(get, Mapping) else get
+        flags = [getter(case.when) for case in self.cases if case.when is not None]
+        if not any(isinstance(flag, np.ndarray) and flag.ndim > 0 for flag in flags):
+            return super().evaluate(getter)
+        # equation-exception: a Case applies to the whole scenario; in a sweep the flags are arrays,
+        # so each element takes the first case whose flag is true there (np.select), as the cases read.
+        conditions = [np.asarray(flag, dtype=bool) for flag in flags]
+        values = [case.compiled(getter) for case in self.cases]
+        fallback = values[-1] if len(values) > len(conditions) else 0
+        return np.select(conditions, values[: len(conditions)], default=fallback)
+
+
+_F = Formula
+_P = Piecewise
+
+_LAYOUT = [
+    _F("model_parallel", "tensor_parallel * pipeline_parallel", "Devices one model replica is split across: t·p."),
+    _F("devices", "data_parallel * model_parallel", "Devices in the whole run: N_d replicas of t·p devices."),
+]
+
+_STATE = [
+    _P(
+        "replica_weights",
+        doc="Weights one replica holds: the base weights, plus the adapters' in adapter mode.",
+        unit="byte",
+        cases=(
+            Case("adapter mode", "weights + adapter_weights", when="adapter_mode"),
+            Case("full tuning", "weights"),
+        ),
+    ),
+    _P(
+        "replica_gradients",
+        doc="Gradients one replica holds: only the adapters' in adapter mode (the base is frozen).",
+        unit="byte",
+        cases=(Case("adapter mode", "adapter_gradients", when="adapter_mode"), Case("full tuning", "gradients")),
+    ),
+    _P(
+        "replica_optimizer_state",
+        doc="Optimizer state one replica holds: only the adapters' in adapter mode.",
+        unit="byte",
+        cases=(
+            Case("adapter mode", "adapter_optimizer_state", when="adapter_mode"),
+            Case("full tuning", "optimizer_state"),
+        ),
+    ),
+    _P(
+        "replica_master_weights",
+        doc="Master copy one replica holds: only the adapters' in adapter mode.",
+        unit="byte",
+        cases=(Case("adapter mode", "adapter_master", when="adapter_mode"), Case("full tuning", "master_weights")),
+    ),
+    _P(
+        "optimizer_shards",
+        doc="Data-parallel devices that share the optimizer state and master copy (ZeRO stage 1 and up).",
+        cases=(Case("ZeRO stage 1 or more", "data_parallel", when="shards_optimizer"), Case("replicated", "1")),
+    ),
+    _P(
+        "gradient_shards",
+        doc="Data-parallel devices that share the gradients (ZeRO stage 2 and up).",
+        cases=(Case("ZeRO stage 2 or more", "data_parallel", when="shards_gradients"), Case("replicated", "1")),
+    ),
+    _P(
+        "weight_shards",
+        doc="Data-parallel devices that share the weights (ZeRO stage 3).",
+        cases=(Case("ZeRO stage 3", "data_parallel", when="shards_weights"), Case("replicated", "1")),
+    ),
+    _F(
+        "weights_per_device",
+        "replica_weights / (model_parallel * weight_shards)",
+        "Weights on one device: split by t·p, then sharded by ZeRO stage 3.",
+        "byte",
+    ),
+    _F(
+        "gradients_per_device",
+        "replica_gradients / (model_parallel * gradient_shards)",
+        "Gradients on one device: split by t·p, then sharded by ZeRO stage 2 and up.",
+        "byte",
+    ),
+    _F(
+        "optimizer_state_per_device",
+        "replica_optimizer_state / (model_parallel * optimizer_shards)",
+        "Optimizer state on one device: split by t·p, then sharded by ZeRO stage 1 and up.",
+        "byte",
+    ),
+    _F(
+        "master_weights_per_device",
+        "replica_master_weights / (model_parallel * optimizer_shards)",
+        "Master copy on one device: sharded with the optimizer state (ZeRO counts it there).",
+        "byte",
+    ),
+    _F(
+        "state_per_device",
+        "weights_per_device + gradients_per_device + optimizer_state_per_device + master_weights_per_device",
+        "Model state on one device.",
+        "byte",
+    ),
+]
+
+_ACTIVATIONS = [
+    _F(
+        "replicated_bytes_coefficient",
+        "replicated_constant * precision_bytes / 2",
+        "Activation bytes per hidden element per layer that tensor parallelism leaves whole on each device.",
+        "byte",
+    ),
+    _F(
+        "sharded_bytes_coefficient",
+        "per_token_bytes_coefficient - replicated_bytes_coefficient",
+        "Activation bytes per hidden element per layer inside the tensor-parallel regions (split by t).",
+        "byte",
+    ),
+    _P(
+        "sequence_shards",
+        doc="Devices that split the replicated regions along the sequence: t with sequence parallelism.",
+        cases=(Case("sequence parallel", "tensor_parallel", when="sequence_parallel"), Case("no SP", "1")),
+    ),
+    _P(
+        "layer_activations",
+        doc="Saved activations of one layer for one micro-batch on one device (Korthikanti et al. 2022, Table 2).",
+        unit="byte",
+        cases=(
+            Case(
+                "no recomputation",
+                "sequence * micro_batch * hidden_dim * (replicated_bytes_coefficient / sequence_shards"
+                " + (sharded_bytes_coefficient + score_bytes_coefficient) / tensor_parallel)",
+                when="keeps_scores",
+            ),
+            Case(
+                "selective recomputation",
+                "sequence * micro_batch * hidden_dim * (replicated_bytes_coefficient / sequence_shards"
+                " + sharded_bytes_coefficient / tensor_parallel)",
+                when="keeps_layer_tensors",
+            ),
+            Case("full recomputation", "sequence * micro_batch * hidden_dim * precision_bytes / sequence_shards"),
+        ),
+        note="Full recomputation keeps only each layer's input: 2sbh, as Table 2 gives it; with sequence"
+        " parallelism that input is itself split along the sequence (2sbh/t), as Megatron-LM keeps it.",
+    ),
+    _F("stage_layers", "layers / pipeline_parallel", "Layers on one pipeline stage: L/p."),
+    _P(
+        "interleave_factor",
+        doc="Extra micro-batches the first stage holds under the interleaved schedule.",
+        cases=(
+            Case(
+                "interleaved, m > 1",
+                "1 + (pipeline_parallel - 1) / (pipeline_parallel * interleave)",
+                when="interleaved",
+            ),
+            Case("1F1B, m = 1", "1"),
+        ),
+    ),
+    _F(
+        "micro_batches_in_flight",
+        "pipeline_parallel * interleave_factor",
+        "Micro-batches whose activations the first pipeline stage holds at its peak.",
+    ),
+    _F(
+        "activations_per_device",
+        "layer_activations * stage_layers * micro_batches_in_flight",
+        "Saved activations of the first pipeline stage, the device that holds the most.",
+        "byte",
+    ),
+]
+
+_TOTALS = [
+    _P(
+        "total_per_device",
+        doc="Model state plus saved activations on one device.",
+        unit="byte",
+        cases=(
+            Case("with activations", "state_per_device + activations_per_device", when="has_activations"),
+            Case("state only", "state_per_device"),
+        ),
+    ),
+    _F("fits_per_device", "total_per_device <= capacity", "Whether one device holds its state and activations."),
+    _F("device_memory_share", "total_per_device / capacity", "Memory in use on one device as a share of its capacity."),
+]
+
+_TRAFFIC = [
+    _P(
+        "trained_parameters",
+        doc="Parameters that receive gradients: the adapters in adapter mode, else all.",
+        cases=(Case("adapter mode", "adapter_count", when="adapter_mode"), Case("full tuning", "parameters")),
+    ),
+    _P(
+        "stored_parameters",
+        doc="Parameters whose weights the model holds: the base, plus the adapters in adapter mode.",
+        cases=(
+            Case("adapter mode", "parameters + adapter_count", when="adapter_mode"),
+            Case("full tuning", "parameters"),
+        ),
+    ),
+    _F(
+        "gradient_allreduce_traffic",
+        "2 * (data_parallel - 1) / data_parallel * trained_parameters / model_parallel * bytes_per_value",
+        "Bytes one device sends per step in plain data parallelism: a ring all-reduce of its gradients.",
+        "GB",
+    ),
+    _P(
+        "zero_traffic_multiple",
+        doc="Data-parallel traffic relative to plain data parallelism (ZeRO, Sec. 7).",
+        cases=(
+            Case(
+                "ZeRO stage 3: reduce-scatter the gradients, gather the weights for forward and backward",
+                "(trained_parameters + 2 * stored_parameters) / (2 * trained_parameters)",
+                when="shards_weights",
+            ),
+            Case("stages 0 to 2: reduce-scatter and all-gather, as an all-reduce", "1"),
+        ),
+    ),
+    _F(
+        "data_parallel_traffic",
+        "zero_traffic_multiple * gradient_allreduce_traffic",
+        "Bytes one device sends per step for data parallelism under its ZeRO stage.",
+        "GB",
+    ),
+    _F(
+        "tensor_parallel_traffic_per_layer",
+        "8 * (tensor_parallel - 1) / tensor_parallel * sequence * micro_batch * hidden_dim * precision_bytes",
+        "Bytes one device sends per layer and micro-batch for tensor parallelism: four ring all-reduces of s·b·h"
+        " (with sequence parallelism the same volume, as four all-gathers and four reduce-scatters).",
+        "MB",
+    ),
+]
+
+#: The many-device formulas, in reading order.
+PARALLEL_FORMULAS: tuple[Formula, ...] = (*_LAYOUT, *_STATE, *_ACTIVATIONS, *_TOTALS, *_TRAFFIC)
+PARALLEL_NAMES = tuple(f.name for f in PARALLEL_FORMULAS)
+
+#: Notation rows (letter, subscript, base unit, label); :mod:`mlsysim_nb.notation` makes them Quantity rows.
+PARALLEL_NOTATION: dict[str, tuple[str, str, str, str]] = {
+    # -- inputs: the layout
+    "data_parallel": ("N", "d", "", "data-parallel replicas"),
+    "zero_stage": ("z", "", "", "ZeRO stage"),
+    "tensor_parallel": ("t", "", "", "tensor-parallel devices"),
+    "sequence_parallel": ("SP", "", "", "sequence parallelism on"),
+    "pipeline_parallel": ("p", "", "", "pipeline stages"),
+    "interleave": ("m", "", "", "virtual stages per device"),
+    "replicated_constant": ("10", "", "", "Korthikanti replicated bytes"),
+    # -- flags the fields set
+    "shards_optimizer": ("[z ≥ 1]", "", "", "ZeRO shards the optimizer state"),
+    "shards_gradients": ("[z ≥ 2]", "", "", "ZeRO shards the gradients"),
+    "shards_weights": ("[z = 3]", "", "", "ZeRO shards the weights"),
+    "keeps_scores": ("[none]", "", "", "no recomputation"),
+    "keeps_layer_tensors": ("[selective]", "", "", "selective recomputation"),
+    "interleaved": ("[m > 1]", "", "", "interleaved schedule"),
+    # -- results
+    "model_parallel": ("N", "mp", "", "devices per replica"),
+    "devices": ("N", "dev", "", "devices in the run"),
+    "replica_weights": ("M", "w,rep", "byte", "weights per replica"),
+    "replica_gradients": ("M", "g,rep", "byte", "gradients per replica"),
+    "replica_optimizer_state": ("M", "opt,rep", "byte", "optimizer state per replica"),
+    "replica_master_weights": ("M", "master,rep", "byte", "master copy per replica"),
+    "optimizer_shards": ("N", "opt", "", "optimizer-state shards"),
+    "gradient_shards": ("N", "g", "", "gradient shards"),
+    "weight_shards": ("N", "w", "", "weight shards"),
+    "weights_per_device": ("M", "w,dev", "byte", "weights"),
+    "gradients_per_device": ("M", "g,dev", "byte", "gradients"),
+    "optimizer_state_per_device": ("M", "opt,dev", "byte", "optimizer state"),
+    "master_weights_per_device": ("M", "master,dev", "byte", "master weights"),
+    "state_per_device": ("M", "state,dev", "byte", "model state per device"),
+    "replicated_bytes_coefficient": ("κ", "rep", "byte", "replicated coefficient"),
+    "sharded_bytes_coefficient": ("κ", "tp", "byte", "tensor-parallel coefficient"),
+    "sequence_shards": ("t", "SP", "", "sequence shards"),
+    "layer_activations": ("m", "layer", "byte", "activations per layer and micro-batch"),
+    "stage_layers": ("L", "stage", "", "layers per pipeline stage"),
+    "interleave_factor": ("f", "int", "", "interleaving factor"),
+    "micro_batches_in_flight": ("n", "mb", "", "micro-batches in flight"),
+    "activations_per_device": ("M", "act,dev", "byte", "activations"),
+    "total_per_device": ("M", "dev", "byte", "memory per device"),
+    "fits_per_device": ("fits", "dev", "", "fits one device"),
+    "device_memory_share": ("u", "dev", "", "share of device memory"),
+    "trained_parameters": ("N", "train", "", "trained parameters"),
+    "stored_parameters": ("N", "stored", "", "stored parameters"),
+    "gradient_allreduce_traffic": ("T", "DP", "byte", "gradient all-reduce traffic"),
+    "zero_traffic_multiple": ("ρ", "ZeRO", "", "ZeRO traffic multiple"),
+    "data_parallel_traffic": ("T", "ZeRO", "byte", "data-parallel traffic"),
+    "tensor_parallel_traffic_per_layer": ("T", "TP", "byte", "tensor-parallel traffic per layer"),
+}

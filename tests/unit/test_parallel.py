@@ -1,0 +1,461 @@
+"""ParallelTrainingScenario: one device reproduces the single-device scenarios; ZeRO and Korthikanti's figures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from mlsysim_nb import (
+    ActivationMemoryScenario,
+    FieldError,
+    Hardware,
+    NotApplicableError,
+    ParallelTrainingScenario,
+    Scenarios,
+    TrainingStateFitScenario,
+    Workload,
+    Workloads,
+    sweep,
+)
+from mlsysim_nb.parallel import PARALLEL_CASES
+from mlsysim_nb.physics import FORMULAS, KORTHIKANTI_PER_TOKEN_BYTES
+from mlsysim_nb.physics_parallel import KORTHIKANTI_REPLICATED_BYTES, PARALLEL_NAMES
+
+MIXED_ADAM = {"bytes_per_value": 2, "optimizer_bytes_per_parameter": 8, "master_bytes_per_parameter": 4}
+
+
+def _bytes(q: Any) -> float:
+    return float(q.m_as("byte"))
+
+
+def _state(workload: Workload, hardware: str | None = "A100_80GB", **kw: Any) -> TrainingStateFitScenario:
+    return TrainingStateFitScenario(
+        workload=workload, hardware=None if hardware is None else Hardware[hardware], **{**MIXED_ADAM, **kw}
+    )
+
+
+def _parallel(workload: Workload, micro_batch: int = 1, **layout: Any) -> ParallelTrainingScenario:
+    acts = ActivationMemoryScenario(workload=workload, micro_batch=micro_batch, seq_len=2048)
+    return ParallelTrainingScenario(state=_state(workload), activations=acts, **layout)
+
+
+# -- one device, no parallelism: the single-device scenarios exactly ----------------------
+
+
+@pytest.mark.parametrize("name", ["Gpt2Fp32AdamOnH100", "Gpt2MixedPrecisionAdamOnH100", "Llama3_8BLoraOnH100"])
+def test_one_device_state_is_the_state_total(name: str) -> None:
+    """With no parallelism the state per device is the single-device total, to the byte."""
+    state = getattr(Scenarios, name)
+    s = ParallelTrainingScenario(state=state)
+    assert _bytes(s.state_per_device) == _bytes(state.total)
+    assert _bytes(s.total_per_device) == _bytes(state.total)
+    assert s.devices == 1
+
+
+@pytest.mark.parametrize("recompute", ["none", "selective", "full"])
+def test_one_device_activations_are_the_activation_scenario(recompute: str) -> None:
+    """With no parallelism the activations per device are activations(recompute), to the byte."""
+    acts = Scenarios.Gpt3ActivationsMicrobatch4
+    s = ParallelTrainingScenario(state=_state(Workloads.GPT3_175B), activations=acts, recompute=recompute)
+    assert _bytes(s.activations_per_device) == _bytes(acts.activations(recompute))
+
+
+def test_micro_batch_is_the_states_batch_when_both_are_stated() -> None:
+    """The micro-batch is activations.micro_batch; stated at the state's batch, the totals agree."""
+    acts = ActivationMemoryScenario(workload=Workloads.GPT2_XL, micro_batch=8, seq_len=1024)
+    state = TrainingStateFitScenario(
+        workload=Workloads.GPT2_XL,
+        hardware=Hardware["H100"],
+        batch_size=8,
+        activations=acts.activations("selective"),
+        **MIXED_ADAM,
+    )
+    s = ParallelTrainingScenario(state=state, activations=acts)
+    assert _bytes(s.total_per_device) == _bytes(state.training_total)
+    assert s.fits == (state.training_capacity_multiple <= 1)
+
+
+def test_the_states_stated_activations_are_not_read() -> None:
+    """A stated single-device budget (state.activations) is ignored: only the activations scenario counts."""
+    base = _state(Workloads.GPT2_XL, hardware="H100", batch_size=4, activations=10**12)
+    s = ParallelTrainingScenario(state=base)
+    assert _bytes(s.total_per_device) == _bytes(base.total)
+
+
+def test_without_activations_they_are_not_applicable() -> None:
+    """activations=None: the activations per device name what they need; the total is the state."""
+    s = ParallelTrainingScenario(state=Scenarios.Gpt2Fp32AdamOnH100, tensor_parallel=5)
+    with pytest.raises(NotApplicableError, match="ActivationMemoryScenario"):
+        s.activations_per_device
+    assert _bytes(s.total_per_device) == 24e9 / 5
+
+
+# -- ZeRO: Rajbhandari et al. (2020), Figure 1 and Sec. 7 --------------------------------
+
+ZERO_7_5B = Workload(name="ZeRO Figure 1 model", parameters=7_500_000_000)
+
+
+@pytest.mark.parametrize(
+    ("stage", "paper_gb", "exact_bytes"),
+    [
+        (0, 120, (2 + 2 + 12) * 7.5e9),  # (2 + 2 + K) Ψ
+        (1, 31.4, (2 + 2) * 7.5e9 + 12 * 7.5e9 / 64),  # 2Ψ + 2Ψ + KΨ/N_d
+        (2, 16.6, 2 * 7.5e9 + (2 + 12) * 7.5e9 / 64),  # 2Ψ + (2 + K)Ψ/N_d
+        (3, 1.9, (2 + 2 + 12) * 7.5e9 / 64),  # (2 + 2 + K)Ψ/N_d
+    ],
+)
+def test_zero_figure_1(stage: int, paper_gb: float, exact_bytes: float) -> None:
+    """ZeRO Fig. 1: 7.5B parameters, N_d = 64, K = 12 (Adam 8 B + FP32 master 4 B): 120, 31.4, 16.6, 1.9 GB."""
+    s = ParallelTrainingScenario(state=_state(ZERO_7_5B), data_parallel=64, zero_stage=stage)
+    assert _bytes(s.state_per_device) == exact_bytes
+    assert round(_bytes(s.state_per_device) / 1e9, 1) == paper_gb
+
+
+def test_zero_one_trillion_parameters_on_1024_devices() -> None:
+    """ZeRO Sec. 1: 1T parameters at stage 3 over 1024 devices is about 16 GB each (16 B x 1e12 / 1024)."""
+    model = Workload(name="1T", parameters=10**12)
+    s = ParallelTrainingScenario(state=_state(model), data_parallel=1024, zero_stage=3)
+    assert _bytes(s.state_per_device) == 15.625e9
+    assert round(_bytes(s.state_per_device) / 1e9) == 16
+
+
+def test_zero_communication_is_one_and_a_half_times_at_stage_3() -> None:
+    """ZeRO Sec. 7: stages 0-2 move an all-reduce's 2Ψ per step, stage 3 moves 3Ψ (ring: (N_d - 1)/N_d of it)."""
+    volumes = []
+    for stage in range(4):
+        s = ParallelTrainingScenario(state=_state(ZERO_7_5B), data_parallel=64, zero_stage=stage)
+        volumes.append(_bytes(s.data_parallel_traffic))
+    all_reduce = 2 * 63 / 64 * 7.5e9 * 2  # 2Ψ elements of 2 bytes
+    assert volumes == [all_reduce, all_reduce, all_reduce, 1.5 * all_reduce]
+
+
+def test_one_replica_moves_nothing() -> None:
+    """With N_d = 1 there is nothing to reduce."""
+    s = ParallelTrainingScenario(state=_state(ZERO_7_5B), zero_stage=3)
+    assert _bytes(s.data_parallel_traffic) == 0
+
+
+# -- adapter runs: ZeRO shards only what the adapters train, and stage 3 the weights ------
+
+
+def _lora_8b() -> TrainingStateFitScenario:
+    shape = {"adapter_rank": 16, "adapted_matrices": 2, "adapter_in_dim": 4096, "adapter_out_dim": 4096}
+    return TrainingStateFitScenario(workload=Workloads.HYPOTHETICAL_8B, **MIXED_ADAM, **shape)
+
+
+@pytest.mark.parametrize(
+    ("stage", "expected"),
+    [
+        # adapters: 32 layers x 2 matrices x 16 x (4096 + 4096) = 8,388,608 parameters
+        # weights 16e9 + 2 x 8,388,608; gradients 2 x, optimizer 8 x, master 4 x 8,388,608
+        (0, 16_016_777_216 + 16_777_216 + 67_108_864 + 33_554_432),
+        (1, 16_016_777_216 + 16_777_216 + 67_108_864 // 8 + 33_554_432 // 8),
+        (2, 16_016_777_216 + 16_777_216 // 8 + 67_108_864 // 8 + 33_554_432 // 8),
+        (3, 16_016_777_216 // 8 + 16_777_216 // 8 + 67_108_864 // 8 + 33_554_432 // 8),
+    ],
+)
+def test_lora_zero_accounting(stage: int, expected: int) -> None:
+    """LoRA: stages 1-2 shard only the adapters' state; stage 3 also the weights, frozen base included."""
+    s = ParallelTrainingScenario(state=_lora_8b(), data_parallel=8, zero_stage=stage)
+    assert _bytes(s.state_per_device) == expected
+
+
+def test_lora_replica_parts_add_up_to_the_state_total() -> None:
+    """In adapter mode the replica's four parts are the frozen weights plus the adapters' state."""
+    s = ParallelTrainingScenario(state=_lora_8b())
+    assert _bytes(s.replica_gradients) == 16_777_216
+    assert _bytes(s.replica_weights) == 16e9 + 16_777_216
+    assert _bytes(s.state_per_device) == _bytes(s.state.total)
+
+
+def test_lora_zero_3_gathers_the_frozen_base() -> None:
+    """LoRA at stage 3 moves the whole base twice a step: hundreds of times plain data parallelism."""
+    s = ParallelTrainingScenario(state=_lora_8b(), data_parallel=8, zero_stage=3)
+    adapters, stored = 8_388_608, 8_000_000_000 + 8_388_608
+    assert s.zero_traffic_multiple == (adapters + 2 * stored) / (2 * adapters)
+    assert _bytes(s.gradient_allreduce_traffic) == 2 * 7 / 8 * adapters * 2
+
+
+# -- Korthikanti et al. (2022), arXiv:2205.05198 ------------------------------------------
+# Table 3 configurations (workload with heads, hidden, layers; t, p, micro-batch); all at s = 2048, as printed in
+# arXiv:2205.05198. The 530B row matches Megatron-LM's own 530B launch script (t 8, p 35, 105 layers, hidden 20480,
+# 128 heads, micro-batch 1); the 175B row is GPT-3's shape (Workloads.GPT3_175B, Brown et al. Table 2.1).
+TABLE3 = {
+    "22B": (Workload(name="22B", parameters=22 * 10**9, layers=48, hidden_dim=6144, heads=64), 8, 1, 4),
+    "175B": (Workloads.GPT3_175B, 8, 8, 1),
+    "530B": (Workload(name="530B", parameters=530 * 10**9, layers=105, hidden_dim=20480, heads=128), 8, 35, 1),
+    "1T": (Workload(name="1T", parameters=10**12, layers=128, hidden_dim=25600, heads=160), 8, 64, 1),
+}
+
+# Table 2, per layer, in units of s·b·h bytes (16-bit), written out from the paper for each configuration.
+TABLE2_COLUMNS = {
+    "no parallelism": ({"tensor_parallel": 1, "recompute": "none"}, lambda t, r: 34 + 5 * r),
+    "tensor parallel": ({"recompute": "none"}, lambda t, r: 10 + 24 / t + 5 * r / t),
+    "tensor + sequence parallel": ({"recompute": "none", "sequence_parallel": True}, lambda t, r: 34 / t + 5 * r / t),
+    "tensor parallel + selective": ({"recompute": "selective"}, lambda t, r: 10 + 24 / t),
+    "tensor + sequence parallel + selective": (
+        {"recompute": "selective", "sequence_parallel": True},
+        lambda t, r: 34 / t,
+    ),
+    "full recomputation": ({"recompute": "full"}, lambda t, r: 2),
+}
+
+
+@pytest.mark.parametrize("model", sorted(TABLE3))
+@pytest.mark.parametrize("column", list(TABLE2_COLUMNS))
+def test_korthikanti_table_2(model: str, column: str) -> None:
+    """Every column of Korthikanti Table 2 for every Table 3 model at its t and micro-batch."""
+    workload, t, p, b = TABLE3[model]
+    layout, coefficient = TABLE2_COLUMNS[column]
+    s = _parallel(workload, micro_batch=b, **{"tensor_parallel": t, "pipeline_parallel": p, **layout})
+    a, h, sequence = workload.heads, workload.hidden_dim, 2048
+    assert a is not None and h is not None
+    ratio = a * sequence / h  # a·s/h
+    expected = sequence * b * h * coefficient(s.tensor_parallel, ratio)
+    assert _bytes(s.layer_activations) == pytest.approx(expected, rel=1e-12)
+
+
+def test_table_2_by_hand_for_gpt3() -> None:
+    """GPT-3 175B, t = 8, b = 1: s·b·h = 25,165,824 and 5as/h = 80, so the columns are 114, 23, 14.25, 13, 4.25, 2."""
+    workload = Workloads.GPT3_175B
+    sbh = 2048 * 1 * 12288
+    cases = [
+        ({"recompute": "none"}, 114 * sbh, 1),
+        ({"recompute": "none"}, 23 * sbh, 8),
+        ({"recompute": "none", "sequence_parallel": True}, 14.25 * sbh, 8),
+        ({"recompute": "selective"}, 13 * sbh, 8),
+        ({"recompute": "selective", "sequence_parallel": True}, 4.25 * sbh, 8),
+        ({"recompute": "full"}, 2 * sbh, 8),
+    ]
+    for layout, expected, t in cases:
+        assert _bytes(_parallel(workload, tensor_parallel=t, **layout).layer_activations) == expected
+
+
+def test_table_3_gpt3_first_stage() -> None:
+    """GPT-3 at Table 3's layout: 4.25 s·b·h per layer x 12 layers x 8 micro-batches in flight; 43.75 GB of state."""
+    s = PARALLEL_CASES["Gpt3_175BKorthikantiTable3OnA100"](None)
+    assert s.stage_layers == 12
+    assert s.micro_batches_in_flight == 8
+    assert _bytes(s.activations_per_device) == 4.25 * 2048 * 12288 * 96
+    assert _bytes(s.state_per_device) == 175e9 * 16 / 64
+    assert s.fits
+
+
+def test_interleaving_factor() -> None:
+    """Sec. 4.2.3: m = 2 virtual stages with p = 8 multiply the first stage's memory by 1 + 7/16."""
+    s = _parallel(Workloads.GPT3_175B, tensor_parallel=8, pipeline_parallel=8, interleave=2)
+    base = _parallel(Workloads.GPT3_175B, tensor_parallel=8, pipeline_parallel=8)
+    assert s.interleave_factor == 1 + 7 / 16
+    assert _bytes(s.activations_per_device) == _bytes(base.activations_per_device) * (1 + 7 / 16)
+
+
+@pytest.mark.parametrize(("model", "saving"), [("175B", 70), ("530B", 65)])
+def test_korthikanti_selective_saving(model: str, saving: int) -> None:
+    """Sec. 5: selective recomputation saves 70 % of the activations for GPT-3 and 65 % for MT-NLG 530B."""
+    workload = TABLE3[model][0]
+    for layout in ({}, {"tensor_parallel": 8, "sequence_parallel": True}):
+        none = _bytes(_parallel(workload, recompute="none", **layout).layer_activations)
+        selective = _bytes(_parallel(workload, recompute="selective", **layout).layer_activations)
+        assert round(100 * (1 - selective / none)) == saving
+
+
+@pytest.mark.parametrize("model", sorted(TABLE3))
+def test_korthikanti_section_6_1(model: str) -> None:
+    """Sec. 6.1: against tensor parallelism, SP and selective each roughly halve (0.45-0.70); together about 5x (4.5-6.5)."""
+    workload, t, _, b = TABLE3[model]
+
+    def per_layer(**layout: Any) -> float:
+        return _bytes(_parallel(workload, micro_batch=b, tensor_parallel=t, **layout).layer_activations)
+
+    baseline = per_layer(recompute="none")
+    sp = per_layer(recompute="none", sequence_parallel=True) / baseline
+    selective = per_layer(recompute="selective") / baseline
+    both = baseline / per_layer(recompute="selective", sequence_parallel=True)
+    assert 0.45 <= sp <= 0.70 and 0.45 <= selective <= 0.70
+    assert 4.5 <= both <= 6.5
+
+
+def test_replicated_bytes_build_on_the_34() -> None:
+    """10 of Korthikanti's 34 bytes stay whole under tensor parallelism; the other 24 are split by t."""
+    assert KORTHIKANTI_REPLICATED_BYTES == 10
+    assert KORTHIKANTI_PER_TOKEN_BYTES - KORTHIKANTI_REPLICATED_BYTES == 24
+
+
+def test_tensor_parallel_traffic_is_the_same_with_sequence_parallelism() -> None:
+    """Sec. 4.2.2: four all-reduces of s·b·h per layer; SP moves the same volume."""
+    s = _parallel(Workloads.GPT3_175B, tensor_parallel=8)
+    expected = 8 * 7 / 8 * 2048 * 12288 * 2
+    assert _bytes(s.tensor_parallel_traffic_per_layer) == expected
+    assert s.variant(sequence_parallel=True).tensor_parallel_traffic_per_layer == s.tensor_parallel_traffic_per_layer
+
+
+# -- bad input: each refused, naming the field -------------------------------------------
+
+GPT3 = _parallel(Workloads.GPT3_175B)
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "reason"),
+    [
+        ({"tensor_parallel": 5}, "tensor_parallel", "must divide the 96 attention heads"),
+        ({"tensor_parallel": np.array([1, 2, 5])}, "tensor_parallel", "got 5"),
+        ({"pipeline_parallel": 5}, "pipeline_parallel", "must divide the 96 layers"),
+        ({"zero_stage": 4}, "zero_stage", "at most 3"),
+        ({"zero_stage": -1}, "zero_stage", "at least 0"),
+        ({"interleave": 2}, "interleave", "needs pipeline_parallel > 1"),
+        ({"pipeline_parallel": 8, "interleave": 5}, "interleave", "layers per stage"),
+        ({"data_parallel": 0}, "data_parallel", "at least 1"),
+        ({"data_parallel": 2.5}, "data_parallel", "whole number"),
+        ({"sequence_parallel": 1}, "sequence_parallel", "one of False, True"),
+        (
+            {
+                "activations": Scenarios.Gpt3ActivationsMicrobatch4.variant(seq_len=2000),
+                "tensor_parallel": 32,
+                "sequence_parallel": True,
+            },
+            "sequence_parallel",
+            "t must divide them; got t=32",
+        ),
+        ({"data_parallel": True}, "data_parallel", "whole number"),
+        ({"sequence_parallel": "yes"}, "sequence_parallel", "one of False, True"),
+        ({"recompute": "partial"}, "recompute", "must be one of"),
+        ({"recompute": 1}, "recompute", "must be one of"),
+        ({"recompute": np.array(["none", "most"])}, "recompute", "'most'"),
+        ({"state": Scenarios.Gpt3ActivationsMicrobatch4}, "state", "must be a TrainingStateFitScenario"),
+        ({"activations": Scenarios.Gpt2XlBatch32Activations}, "activations", "same workload"),
+        ({"activations": 3}, "activations", "ActivationMemoryScenario or None"),
+        ({"name": 3}, "name", "must be a string"),
+    ],
+)
+def test_bad_input_names_the_field(changes: dict[str, Any], field: str, reason: str) -> None:
+    """Every invalid value or combination is a FieldError naming the field and the reason."""
+    with pytest.raises(FieldError, match=reason) as info:
+        GPT3.variant(**changes)
+    assert info.value.field == field
+
+
+def test_kv_heads_must_divide_too() -> None:
+    """Grouped-query attention: t must divide the key/value heads as well (Llama 3.1 8B has 8)."""
+    s = ParallelTrainingScenario(state=_state(Workloads.LLAMA3_8B))
+    with pytest.raises(FieldError, match="key/value heads") as info:
+        s.variant(tensor_parallel=16)
+    assert info.value.field == "tensor_parallel"
+
+
+def test_pipeline_needs_layers() -> None:
+    """A model without layers cannot be split into stages."""
+    s = ParallelTrainingScenario(state=_state(ZERO_7_5B))
+    with pytest.raises(FieldError, match=r"needs workload\.layers") as info:
+        s.variant(pipeline_parallel=2)
+    assert info.value.field == "pipeline_parallel"
+
+
+def test_variant_rejects_unknown_fields_and_leaves_the_original() -> None:
+    """variant() names unknown fields; the original scenario does not change."""
+    with pytest.raises(TypeError, match="unknown field"):
+        GPT3.variant(tensor=8)
+    changed = GPT3.variant(tensor_parallel=8)
+    assert (GPT3.tensor_parallel, changed.tensor_parallel) == (1, 8)
+
+
+# -- sweeps: every layout field takes an array ----------------------------------------------
+
+
+def test_sweep_over_every_layout_field() -> None:
+    """sweep() evaluates all of N_d, ZeRO stage, t, SP, p, m and recompute at once, element by element."""
+    base = PARALLEL_CASES["Gpt3_175BKorthikantiTable3OnA100"](None)
+    grid = sweep(
+        base,
+        data_parallel=[1, 4],
+        zero_stage=[0, 3],
+        tensor_parallel=[4, 8],
+        sequence_parallel=[False, True],
+        pipeline_parallel=[4, 8],
+        interleave=[1, 2],
+        recompute=["none", "selective", "full"],
+    )
+    totals = grid.magnitude("total_per_device")
+    assert totals.shape == (2, 2, 2, 2, 2, 2, 3)
+    for index in [(0, 0, 1, 1, 1, 0, 1), (1, 1, 0, 0, 0, 1, 0), (1, 0, 1, 0, 1, 1, 2)]:
+        values = {axis: grid.axes[axis][i].item() for axis, i in zip(grid.axes, index, strict=True)}
+        one = base.variant(**values)
+        assert totals[index] == pytest.approx(_bytes(one.total_per_device), rel=1e-12)
+
+
+def test_sweep_fits_against_the_device() -> None:
+    """Sweep.fits on total_per_device uses the state's device."""
+    base = PARALLEL_CASES["Gpt3_175BKorthikantiTable3OnA100"](None)
+    fits = sweep(base, pipeline_parallel=[1, 2, 4, 8]).fits("total_per_device").tolist()
+    assert fits == [False, False, False, True]
+
+
+# -- the record ------------------------------------------------------------------------------
+
+
+def test_branching_formulas_are_listed() -> None:
+    """These many-device formulas choose a case; each case is a restricted expression."""
+    branching = sorted(n for n in PARALLEL_NAMES if FORMULAS[n].is_branching)
+    assert branching == [
+        "gradient_shards",
+        "interleave_factor",
+        "layer_activations",
+        "optimizer_shards",
+        "replica_gradients",
+        "replica_master_weights",
+        "replica_optimizer_state",
+        "replica_weights",
+        "sequence_shards",
+        "stored_parameters",
+        "total_per_device",
+        "trained_parameters",
+        "weight_shards",
+        "zero_traffic_multiple",
+    ]
+
+
+def test_repr_states_the_layout_and_the_verdict() -> None:
+    """The one-line repr gives devices, layout, memory per device against the device, and the verdict."""
+    s = PARALLEL_CASES["Gpt3_175BKorthikantiTable3OnA100"](None)
+    r = repr(s)
+    assert r.startswith("<ParallelTrainingScenario: GPT-3 (175B), 16-bit + FP32 master + Adam on 64 × NVIDIA A100")
+    assert "N_d=1 (ZeRO 0) × t=8 + SP × p=8, selective recomputation: 54.02 GB per device" in r
+    assert r.endswith(": fits on every device>")
+    bundle = s._repr_mimebundle_()
+    assert "layer_activations" in bundle["text/html"]
+    assert "layer_activations" in bundle["text/markdown"]
+
+
+def test_repr_of_a_sweep_names_the_swept_fields() -> None:
+    """A scenario holding arrays, here or in its state, says it is a sweep instead of printing arrays."""
+    s = PARALLEL_CASES["Llama3_8BZero3On8H100"](None)
+    assert repr(s.variant(zero_stage=[0, 3])).endswith("a sweep over zero_stage>")
+    state = s.state.variant(bytes_per_value=np.array([2, 4]))
+    assert repr(s.variant(state=state)).endswith("a sweep over the state's fields>")
+
+
+def test_named_cases_build() -> None:
+    """Each named case builds and answers."""
+    for factory in PARALLEL_CASES.values():
+        s = factory(None)
+        assert s.name and s.description and s.total_per_device.m_as("byte") > 0
+
+
+def test_no_hardware_does_not_fit() -> None:
+    """Without a device the fit is False and the share is not applicable."""
+    s = ParallelTrainingScenario(state=_state(ZERO_7_5B, hardware=None))
+    assert s.fits is False
+    with pytest.raises(NotApplicableError, match=r"the state has hardware=None"):
+        s.device_memory_share
+
+
+def test_llama3_8b_zero3_by_hand() -> None:
+    """Llama 3.1 8B, ZeRO-3 on 8 H100: 8.03e9 x 16 B / 8 of state, 32 x 8192 x 4096 x 34 B of activations."""
+    s = PARALLEL_CASES["Llama3_8BZero3On8H100"](None)
+    assert _bytes(s.state_per_device) == 16_060_000_000
+    assert _bytes(s.activations_per_device) == 36_507_222_016
+    assert _bytes(s.total_per_device) == 52_567_222_016
+    assert s.fits
+    # stage 0 needs 128.5 GB of state alone: a full fine-tune does not fit one H100 without sharding
+    assert not s.variant(zero_stage=0).fits
