@@ -35,7 +35,7 @@ def test_hardware_dropdown(panel: ScenarioExplorer) -> None:
     assert panel.scenario.hardware == Hardware.T4
     assert panel.scenario.fits is False
     assert "does not fit" in panel.derivation.value
-    assert pytest.approx(16.0) == panel.chart.capacity
+    assert pytest.approx(Q_(16, "GiB").to("GB").magnitude) == panel.chart.capacity  # 17.18 GB
 
 
 def test_one_change_one_recompute(panel: ScenarioExplorer) -> None:
