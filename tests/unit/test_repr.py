@@ -209,8 +209,10 @@ def test_snapshot(name: str, request: pytest.FixtureRequest) -> None:
     """Golden HTML (without the chart, whose pixels depend on the matplotlib build, and the stylesheet)."""
     html = re.sub(r"<style>.*?</style>", "<style></style>", Scenarios[name].to_html(chart=False), flags=re.DOTALL)
     path = SNAPSHOTS / f"{name}.html"
-    if request.config.getoption("--update-snapshots") or not path.exists():
+    if request.config.getoption("--update-snapshots"):
         path.write_text(html, encoding="utf-8")
+    if not path.exists():
+        pytest.fail(f"{path} is missing; run pytest with --update-snapshots to write it, then review the diff")
     assert path.read_text(encoding="utf-8") == html
 
 
