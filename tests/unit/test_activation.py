@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mlsysim_nb import ActivationMemoryScenario, NotApplicableError, Scenarios, Workload, Workloads, ureg
+from mlsysim_nb import ActivationMemoryScenario, FieldError, NotApplicableError, Scenarios, Workload, Workloads, ureg
 
 
 def test_gpt2_xl_batch32_by_hand() -> None:
@@ -98,7 +98,7 @@ def test_checkpoint_memory_units_method() -> None:
     """K + L/k on the workload's layers, validated."""
     s = Scenarios.Gpt2XlBatch32Activations
     assert s.checkpoint_memory_units(6) == 14.0  # 6 + 48/6
-    with pytest.raises(ValueError, match="checkpoints"):
+    with pytest.raises(FieldError, match="checkpoints: must be at least 1"):
         s.checkpoint_memory_units(0)
 
 

@@ -155,7 +155,7 @@ BOOLEAN = {"fits"}
 
 
 def test_fits_compares_like_dimensions() -> None:
-    """fits compares the state with the capacity: bytes with bytes gives a truth value, bytes with seconds raises."""
+    """Fits compares the state with the capacity: bytes with bytes gives a truth value, bytes with seconds raises."""
     from pint import DimensionalityError
 
     case = FORMULAS["fits"].cases[0]

@@ -214,6 +214,8 @@ def test_named_capacities() -> None:
     assert round(Hardware.H100.memory.capacity.to("GB").magnitude, 1) == 85.9
     assert Hardware.RTX_4090.memory.capacity == Q_(24, "GiB")
     assert Hardware.H100.driver_capacity == Q_(81559, "MiB")
+    with_driver = [k for k in Hardware if Hardware[k].driver_capacity is not None]
+    assert with_driver == ["A100_40GB", "A100_80GB", "H100", "B200", "L4", "T4", "RTX_4090"]
 
 
 def test_not_utf8_names_file(tmp_path: Path) -> None:

@@ -176,7 +176,7 @@ def test_display_style_text() -> None:
 
 def test_set_options_refuses_unknown() -> None:
     """Unknown options and values are errors."""
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="unknown option 'colour'"):
         set_options(colour="red")
     with pytest.raises(ValueError, match="display_style"):
         set_options(display_style="latex")

@@ -166,7 +166,7 @@ def test_static_compare_marks_differences() -> None:
     c = compare(Scenarios.Rank16AdaptersOnHypothetical8B, Scenarios.Rank32AdaptersOnHypothetical8B)
     text = c._repr_text_()
     assert "▲" in text
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="two or more scenarios"):
         compare(Scenarios.Gpt2Fp32AdamOnH100)
 
 
