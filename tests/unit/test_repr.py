@@ -110,6 +110,8 @@ def test_stripped_html_lists_inputs_and_results_in_order(name: str) -> None:
     s = Scenarios[name]
     text = _stripped_text(s.to_html())
     d = explain(s)
+    assert d.inputs
+    assert d.sections
     position = 0
     for row in d.inputs:
         found = text.find(row.name, position)
