@@ -293,9 +293,12 @@ class HardwareCatalog(RichRepr):
         return out
 
     def _repr_text_(self) -> str:
-        widths = [max(len(r[i]) for r in self.rows()) for i in range(5)]
+        from mlsysim_nb.repr_text import one_line
+
+        rows = [[one_line(c) for c in r[:5]] for r in self.rows()]
+        widths = [max(len(r[i]) for r in rows) for i in range(5)]
         lines = [f"HardwareCatalog: {len(self)} accelerators"]
-        lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r[:5], widths, strict=True)) for r in self.rows()]
+        lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
         return "\n".join(lines)
 
     def _markdown_rows(self) -> tuple[list[str], list[list[str]]]:

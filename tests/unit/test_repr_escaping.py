@@ -125,3 +125,13 @@ def test_text_repr_one_line_per_row(name: str, index: int) -> None:
     assert len(text.splitlines()) == len(plain.splitlines())
     assert one_line(name) in text
     assert text.splitlines()[0].startswith(one_line(name))
+
+
+def test_catalog_text_one_line_per_accelerator() -> None:
+    """The catalog's text repr keeps one line per accelerator when a name holds line breaks."""
+    catalog = HardwareCatalog()
+    plain = len(catalog._repr_text_().splitlines())
+    catalog.add("HOSTILE", HardwareNode(name="two\nlines\r\nthree", memory=Memory("80 GiB", "3 TB/s")))
+    text = catalog._repr_text_()
+    assert len(text.splitlines()) == plain + 1
+    assert "two⏎lines⏎three" in text
