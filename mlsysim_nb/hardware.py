@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -55,14 +56,22 @@ class HardwareNode(RichRepr):
     release_year: int | None = None
     source: str = field(default="", compare=False)
     note: str = field(default="", compare=False)
+    #: the capacity as the vendor prints it, e.g. "80GB" (the catalog stores that number in GiB)
+    capacity_label: str = field(default="", compare=False)
+    #: the total the driver reports (e.g. nvidia-smi's "81559MiB"), where a public record of it is known
+    driver_capacity: Any = field(default=None, compare=False)
+    driver_capacity_source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise FieldError("HardwareNode", "name", f"must be a non-empty string, got {self.name!r}")
         if not isinstance(self.memory, Memory):
             raise FieldError("HardwareNode", "memory", f"must be a Memory(capacity, bandwidth), got {self.memory!r}")
+        _check_text_fields(self)
         flops, _ = check_quantity("HardwareNode", "peak_flops", self.peak_flops, "FLOP/second", optional=True)
         object.__setattr__(self, "peak_flops", flops)
+        driver, _ = check_quantity("HardwareNode", "driver_capacity", self.driver_capacity, "byte", optional=True)
+        object.__setattr__(self, "driver_capacity", driver)
 
     def __repr__(self) -> str:
         mem = self.memory
@@ -84,8 +93,28 @@ class HardwareNode(RichRepr):
         return hardware_html(self)
 
 
+_TEXT_FIELDS = ("vendor", "key", "source", "note", "capacity_label", "driver_capacity_source")
+
+
+def _is_year(year: object) -> bool:
+    return isinstance(year, int) and not isinstance(year, bool) and 1990 <= year <= 2100
+
+
+def _check_text_fields(node: HardwareNode) -> None:
+    """Text fields are strings and ``release_year`` a whole year, so that every repr can show them."""
+    for name in _TEXT_FIELDS:
+        value = getattr(node, name)
+        if not isinstance(value, str):
+            raise FieldError("HardwareNode", name, f"must be a string, got {type(value).__name__} {value!r}")
+    if node.release_year is not None and not _is_year(node.release_year):
+        raise FieldError("HardwareNode", "release_year", f"must be a year such as 2024, got {node.release_year!r}")
+
+
 _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
-_KNOWN = {"name", "memory_capacity", "memory_bandwidth", "peak_flops", "source", "release_year", "note", "vendor"}
+_KNOWN = {
+    "name", "memory_capacity", "memory_bandwidth", "peak_flops", "source", "release_year", "note", "vendor",
+    "capacity_label", "driver_capacity", "driver_capacity_source",
+}  # fmt: skip
 _REQUIRED = ("name", "memory_capacity", "memory_bandwidth", "source")
 
 
@@ -100,19 +129,21 @@ def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:  # noq
     for name in _REQUIRED:
         if name not in table:
             raise HardwareFileError(path, "is required", entry=key, key=name)
-    for name in ("name", "source", "note", "vendor"):
+    for name in ("name", "source", "note", "vendor", "capacity_label", "driver_capacity_source"):
         if name in table and not isinstance(table[name], str):
             raise HardwareFileError(path, f"must be a string, got {table[name]!r}", entry=key, key=name)
-    if not re.match(r"^https?://\S+$", table["source"]):
-        raise HardwareFileError(path, "must be an http(s) URL of the datasheet", entry=key, key="source")
+    for name in ("source", "driver_capacity_source"):
+        if name in table and not re.match(r"^https?://\S+$", table[name]):
+            raise HardwareFileError(path, "must be an http(s) URL of where the number is printed", entry=key, key=name)
     year = table.get("release_year")
-    if year is not None and (not isinstance(year, int) or isinstance(year, bool) or not 1990 <= year <= 2100):
+    if year is not None and not _is_year(year):
         raise HardwareFileError(path, f"must be a year such as 2024, got {year!r}", entry=key, key="release_year")
     values = {}
     for name, base in [
         ("memory_capacity", "byte"),
         ("memory_bandwidth", "byte/second"),
         ("peak_flops", "FLOP/second"),
+        ("driver_capacity", "byte"),
     ]:
         raw = table.get(name)
         if raw is None:
@@ -132,6 +163,9 @@ def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:  # noq
         release_year=year,
         source=table["source"],
         note=table.get("note", ""),
+        capacity_label=table.get("capacity_label", ""),
+        driver_capacity=values.get("driver_capacity"),
+        driver_capacity_source=table.get("driver_capacity_source", ""),
     )
 
 
@@ -143,7 +177,8 @@ def load_hardware(path: str | Path) -> dict[str, HardwareNode]:
     HardwareFileError
         For unreadable TOML, a missing or unknown key, a number without a unit
         or of the wrong dimension, or a source that is not a URL; the message
-        names the file, the entry and the key.
+        names the file, the entry and the key; a file that is not UTF-8 text
+        is named too.
     """
     path = Path(path)
     label = str(path)
@@ -151,6 +186,10 @@ def load_hardware(path: str | Path) -> dict[str, HardwareNode]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as err:
         raise HardwareFileError(label, f"cannot be read ({err.strerror})") from None
+    except UnicodeDecodeError as err:
+        byte = err.object[err.start]
+        reason = f"is not UTF-8 text (byte {byte:#04x} at offset {err.start}); save it as UTF-8"
+        raise HardwareFileError(label, reason) from None
     except tomllib.TOMLDecodeError as err:
         raise HardwareFileError(label, f"is not valid TOML ({err})") from None
     vendor = data.pop("vendor", "")
@@ -173,31 +212,42 @@ class HardwareCatalog(RichRepr):
     """Every accelerator in a set of TOML files, by key: ``Hardware.H100``, ``Hardware["H100"]``.
 
     The shipped catalog loads on first use; add your own file with :meth:`add_file`.
+    The first load and every addition hold one lock, so threads that add files
+    while the catalog first loads lose nothing.
     """
 
     def __init__(self, directory: Path | None = None) -> None:
         self._directory = directory
         self._nodes: dict[str, HardwareNode] | None = None
+        self._lock = threading.RLock()
 
     def _load(self) -> dict[str, HardwareNode]:
-        if self._nodes is None:
-            nodes: dict[str, HardwareNode] = {}
-            for path in sorted((self._directory or _data_dir()).glob("*.toml")):
-                nodes.update(load_hardware(path))
-            self._nodes = nodes
-        return self._nodes
+        nodes = self._nodes
+        if nodes is not None:
+            return nodes
+        with self._lock:
+            if self._nodes is None:
+                loaded: dict[str, HardwareNode] = {}
+                for path in sorted((self._directory or _data_dir()).glob("*.toml")):
+                    loaded.update(load_hardware(path))
+                self._nodes = loaded
+            return self._nodes
 
     def add_file(self, path: str | Path) -> list[str]:
         """Load a user's TOML file into this catalog; returns the keys it added."""
         new = load_hardware(path)
-        self._load().update(new)
+        with self._lock:
+            self._load().update(new)
         return list(new)
 
     def add(self, key: str, node: HardwareNode) -> None:
         """Add one node under ``key``."""
-        if not _KEY.match(key):
+        if not isinstance(key, str) or not _KEY.match(key):
             raise FieldError("HardwareCatalog", "key", f"must be letters, digits and underscores, got {key!r}")
-        self._load()[key] = node
+        if not isinstance(node, HardwareNode):
+            raise FieldError("HardwareCatalog", "node", f"must be a HardwareNode, got {type(node).__name__} {node!r}")
+        with self._lock:
+            self._load()[key] = node
 
     def __getitem__(self, key: str) -> HardwareNode:
         try:
@@ -243,9 +293,12 @@ class HardwareCatalog(RichRepr):
         return out
 
     def _repr_text_(self) -> str:
-        widths = [max(len(r[i]) for r in self.rows()) for i in range(5)]
+        from mlsysim_nb.repr_text import one_line
+
+        rows = [[one_line(c) for c in r[:5]] for r in self.rows()]
+        widths = [max(len(r[i]) for r in rows) for i in range(5)]
         lines = [f"HardwareCatalog: {len(self)} accelerators"]
-        lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r[:5], widths, strict=True)) for r in self.rows()]
+        lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
         return "\n".join(lines)
 
     def _markdown_rows(self) -> tuple[list[str], list[list[str]]]:

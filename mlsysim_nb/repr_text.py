@@ -2,23 +2,67 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from mlsysim_nb.explain import Derivation, Section, Step, explain, step_parts
 
-__all__ = ["markdown_table", "scenario_markdown", "scenario_text"]
+__all__ = ["escape_markdown", "markdown_table", "one_line", "scenario_markdown", "scenario_text"]
+
+# every character Python's str.splitlines() breaks on
+_LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+# inline Markdown syntax: emphasis, code, links and images, tables, strikethrough, math, escapes, headings
+_MD_PUNCTUATION = re.compile(r"([\\`*_\[\]|~$#])")
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_AUTOLINK = re.compile(r"[A-Za-z][\w+.-]*://|\bwww\.", re.IGNORECASE)
+# a line that starts like a list item, a setext underline or an ordered list
+_BLOCK_START = re.compile(r"^(\s*)(?:([-+=])|(\d+)([.)]))")
+
+
+def _escape_block_start(match: re.Match[str]) -> str:
+    lead, mark, digits, dot = match.groups()
+    return lead + ("\\" + mark if mark else digits + "\\" + dot)
+
+
+def one_line(text: str) -> str:
+    r"""``text`` on one line: each line break becomes ⏎, so a text repr keeps one line per row.
+
+    >>> one_line("GPT-2\nsmall")
+    'GPT-2⏎small'
+    """
+    return _LINE_BREAK.sub("⏎", text)
+
+
+def escape_markdown(text: str) -> str:
+    r"""``text`` as literal Markdown: no markup, link, image, math or table cell break survives.
+
+    Line breaks become ⏎, ``&``, ``<`` and ``>`` become entities, inline syntax is
+    backslash-escaped and a bare URL is not linked, so a name such as
+    ``![i](https://x)`` shows as written.
+
+    >>> escape_markdown("![i](https://x) | *a* & <b>")
+    '!\\[i\\](https&#58;//x) \\| \\*a\\* &amp; &lt;b&gt;'
+    """
+    text = one_line(text)
+    text = "".join(_HTML.get(c, c) for c in text)
+    text = _MD_PUNCTUATION.sub(r"\\\1", text)
+    # a bare URL would turn into a link (GitHub's extension) and swallow a following entity
+    text = _AUTOLINK.sub(lambda m: m.group(0).replace(":", "&#58;").replace(".", "&#46;"), text)
+    return _BLOCK_START.sub(_escape_block_start, text)
+
+
+def _code(name: str) -> str:
+    """A code span for an identifier; anything a code span cannot hold safely is escaped instead."""
+    if re.fullmatch(r"[\w.()=, -]+", name):
+        return f"`{name}`"
+    return escape_markdown(name)
 
 
 def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     """A Markdown table, cells escaped."""
-    lines = ["| " + " | ".join(map(_md_escape, header)) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_md_escape(str(c)) for c in row) + " |" for row in rows]
+    lines = ["| " + " | ".join(map(escape_markdown, header)) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(escape_markdown(str(c)) for c in row) + " |" for row in rows]
     return "\n".join(lines)
-
-
-def _one_line(text: str) -> str:
-    """Text reprs keep one line per row: a newline in a user's name becomes a space."""
-    return " ".join(str(text).split())
 
 
 def _section_headline(section: Section) -> str:
@@ -29,55 +73,54 @@ def _section_headline(section: Section) -> str:
 
 def _step_lines(step: Step) -> list[str]:
     symbol, equation, substituted, result = step_parts(step)
-    case = f"   ({step.case_label})" if step.case_label else ""
+    case = f"   ({one_line(step.case_label)})" if step.case_label else ""
     same = step.label == step.name.replace("_", " ")
-    head = f"  {step.name}" + ("" if same else f": {step.label}")
+    head = f"  {one_line(step.name)}" + ("" if same else f": {one_line(step.label)}")
     eq = f"    {symbol} = {equation}{case}"
     if step.not_applicable:
-        return [head, eq, f"      {step.not_applicable}"]
+        return [head, eq, f"      {one_line(step.not_applicable)}"]
     return [head, eq, f"      = {substituted}", f"      = {result}"]
 
 
 def derivation_text(d: Derivation) -> str:
-    """The derivation as indented plain text."""
-    lines = [f"{_one_line(d.title)} ({d.kind})", _one_line(d.summary), "", "Inputs"]
-    width = max([len(r.name) for r in d.inputs] or [0])
-    lines += [f"  {r.name:<{width}}  {_one_line(r.value)}" for r in d.inputs]
+    """The derivation as indented plain text, one line per row whatever the names hold."""
+    lines = [f"{one_line(d.title)} ({one_line(d.kind)})", one_line(d.summary), "", "Inputs"]
+    width = max([len(one_line(r.name)) for r in d.inputs] or [0])
+    lines += [f"  {one_line(r.name):<{width}}  {one_line(r.value)}" for r in d.inputs]
     if d.unset:
         lines.append(f"  not set (None): {', '.join(d.unset)}")
     for section in d.sections:
         headline = _section_headline(section)
-        lines += ["", f"{section.title}" + (f" — {headline}" if headline else "")]
+        lines += ["", one_line(section.title) + (f" — {one_line(headline)}" if headline else "")]
         for step in section.steps:
             lines += _step_lines(step)
     if d.notes:
         lines += ["", "What this model assumes and leaves out"]
-        lines += [f"  {k}: {v}" for k, v in d.notes]
+        lines += [f"  {one_line(k)}: {one_line(v)}" for k, v in d.notes]
     return "\n".join(lines)
 
 
-def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("*", "\\*").replace("_", "\\_").replace("<", "&lt;")
+def _step_row(s: Step) -> str:
+    symbol, equation, substituted, result = step_parts(s)
+    eq = escape_markdown(f"{symbol} = {equation}")
+    if s.not_applicable:
+        return f"| {_code(s.name)} | {eq} | {escape_markdown(s.not_applicable)} | |"
+    return f"| {_code(s.name)} | {eq} | {escape_markdown(substituted)} | {escape_markdown(result)} |"
 
 
 def derivation_markdown(d: Derivation) -> str:
-    """The derivation as Markdown: headings and tables."""
-    out = [f"**{_md_escape(d.title)}** ({d.kind})", "", _md_escape(d.summary), "", "| input | value |", "|---|---|"]
-    out += [f"| `{r.name}` | {_md_escape(r.value)} |" for r in d.inputs]
+    """The derivation as Markdown: headings and tables, every interpolated string escaped."""
+    md = escape_markdown
+    out = [f"**{md(d.title)}** ({md(d.kind)})", "", md(d.summary), "", "| input | value |", "|---|---|"]
+    out += [f"| {_code(r.name)} | {md(r.value)} |" for r in d.inputs]
     if d.unset:
-        out += ["", "Not set (None): " + ", ".join(f"`{n}`" for n in d.unset)]
+        out += ["", "Not set (None): " + ", ".join(_code(n) for n in d.unset)]
     for section in d.sections:
         headline = _section_headline(section)
-        out += ["", f"**{section.title}**" + (f" — {_md_escape(headline)}" if headline else ""), ""]
+        out += ["", f"**{md(section.title)}**" + (f" — {md(headline)}" if headline else ""), ""]
         out += ["| quantity | equation | with numbers | result |", "|---|---|---|---|"]
-        for s in section.steps:
-            symbol, equation, substituted, result = step_parts(s)
-            eq = _md_escape(f"{symbol} = {equation}")
-            if s.not_applicable:
-                out.append(f"| `{s.name}` | {eq} | {_md_escape(s.not_applicable)} | |")
-            else:
-                out.append(f"| `{s.name}` | {eq} | {_md_escape(substituted)} | {_md_escape(result)} |")
-    out += [""] + [f"- *{k}*: {_md_escape(v)}" for k, v in d.notes]
+        out += [_step_row(s) for s in section.steps]
+    out += [""] + [f"- *{md(k)}*: {md(v)}" for k, v in d.notes]
     return "\n".join(out)
 
 
@@ -94,4 +137,4 @@ def scenario_markdown(scenario: Any) -> str:
     try:
         return derivation_markdown(explain(scenario))
     except Exception as err:  # noqa: BLE001
-        return f"{type(err).__name__}: {err}"
+        return escape_markdown(f"{type(err).__name__}: {err}")

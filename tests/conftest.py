@@ -17,5 +17,10 @@ settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHES
 
 
 def pytest_addoption(parser):  # type: ignore[no-untyped-def]
-    """--update-snapshots rewrites the golden HTML files instead of comparing."""
-    parser.addoption("--update-snapshots", action="store_true", default=False, help="rewrite tests/snapshots/*")
+    """--update-snapshots rewrites the golden HTML files; without it a missing golden file fails."""
+    parser.addoption(
+        "--update-snapshots",
+        action="store_true",
+        default=False,
+        help="rewrite tests/snapshots/* (without it a missing snapshot is a failure, never a silent rewrite)",
+    )

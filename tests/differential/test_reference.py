@@ -14,12 +14,12 @@ import pytest
 from hypothesis import given
 
 from mlsysim_nb import Q_, NotApplicableError, Scenarios
-from tests.reference import ACTIVATION_PROPERTIES, RQ, TRAINING_PROPERTIES, outcome, ref_scenario, same
+from tests.reference import ACTIVATION_PROPERTIES, RQ, TRAINING_PROPERTIES, outcome, ref, ref_scenario, same
 from tests.strategies import activation_scenarios, training_scenarios
 
 pytestmark = pytest.mark.reference
 
-_REF_CATALOG = pytest.importorskip("mlsysim").Scenarios
+_REF_CATALOG = ref.Scenarios
 
 
 def _compare(ours: Any, theirs: Any, names: list[str], calls: list[tuple[str, tuple, tuple]]) -> None:

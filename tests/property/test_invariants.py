@@ -55,11 +55,13 @@ def test_activations_at_is_linear(s: Any, batch: int) -> None:
 
 @given(training_scenarios())
 def test_fits_agrees_with_capacity_share(s: Any) -> None:
-    """Fits is exactly capacity_share <= 1 when there is hardware, else False."""
+    """Fits is exactly capacity_share <= 1 when there is hardware, else False (and capacity_share not applicable)."""
     if s.hardware is None:
         assert s.fits is False
+        with pytest.raises(NotApplicableError):
+            _ = s.capacity_share
     else:
-        assert s.fits == (s.total <= s.hardware.memory.capacity)
+        assert s.fits == (float(s.capacity_share) <= 1)
 
 
 @given(activation_scenarios(), st.integers(2, 5))

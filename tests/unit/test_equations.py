@@ -141,11 +141,30 @@ def test_formula_dimensions_are_consistent(name: str) -> None:
         base = QUANTITIES[key].base
         return Q_(3.0, base) if base else 3.0
 
+    assert formula.cases, name
+    declared = QUANTITIES[name].base
+    want = ureg.Unit(declared).dimensionality if declared else ureg.dimensionless.dimensionality
     for case in formula.cases:
-        value = case.compiled(get)
-        declared = QUANTITIES[name].base
-        if isinstance(value, bool) or name == "fits":
+        value = case.compiled(get)  # a comparison of unlike dimensions raises here
+        if name in BOOLEAN:
+            assert isinstance(value, bool), f"{name} ({case.label}): {value!r} is not a truth value"
             continue
+        assert not isinstance(value, bool), f"{name} ({case.label}) is a truth value but not listed in BOOLEAN"
         got = value.dimensionality if hasattr(value, "dimensionality") else ureg.dimensionless.dimensionality
-        want = ureg.Unit(declared).dimensionality if declared else ureg.dimensionless.dimensionality
         assert want == got, f"{name} ({case.label}): {got} != {want}"
+
+
+#: the formulas whose result is a truth value rather than a quantity
+BOOLEAN = {"fits", "training_fits", "fits_per_device"}
+
+
+def test_fits_compares_like_dimensions() -> None:
+    """Fits compares the state with the capacity: bytes with bytes gives a truth value, bytes with seconds raises."""
+    from pint import DimensionalityError
+
+    case = FORMULAS["fits"].cases[0]
+    sizes = {"total": Q_(3.0, "byte"), "capacity": Q_(2.0, "byte")}
+    assert case.compiled(sizes.__getitem__) is False
+    assert case.compiled({**sizes, "capacity": Q_(4.0, "byte")}.__getitem__) is True
+    with pytest.raises(DimensionalityError):
+        case.compiled({**sizes, "capacity": Q_(4.0, "second")}.__getitem__)

@@ -7,6 +7,7 @@ import pytest
 from mlsysim_nb import (
     KORTHIKANTI_PER_TOKEN_BYTES,
     KORTHIKANTI_SCORE_BYTES,
+    FieldError,
     calc_activation_memory,
     calc_checkpoint_memory_units,
     calc_low_rank_update_params,
@@ -53,7 +54,7 @@ def test_none_strategy_needs_heads() -> None:
 @pytest.mark.parametrize("bad", [0, -1, 1.5e-9 * 0])
 def test_activation_memory_refuses_non_positive(bad: int) -> None:
     """Sizes must be positive."""
-    with pytest.raises(ValueError, match="seq_len"):
+    with pytest.raises(FieldError, match="seq_len: must be positive"):
         calc_activation_memory(4, bad, 2, 1024, 16)
 
 
@@ -74,5 +75,5 @@ def test_training_and_decode_flops() -> None:
 def test_low_rank_update_params() -> None:
     """r(d_in + d_out); LoRA on a 4096x4096 query at rank 16."""
     assert calc_low_rank_update_params(4096, 4096, 16) == 16 * 8192
-    with pytest.raises(ValueError, match="rank"):
+    with pytest.raises(FieldError, match="rank: must be at least 1"):
         calc_low_rank_update_params(4096, 4096, 0)

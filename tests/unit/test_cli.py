@@ -1,0 +1,62 @@
+"""The command line: `show`, `list`, and `--html` that says in one line why it cannot write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mlsysim_nb.__main__ import main
+
+NAME = "Gpt2Fp32AdamOnH100"
+
+
+def test_show_writes_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`show NAME --html FILE` prints the derivation and writes a standalone page."""
+    page = tmp_path / "page.html"
+    assert main(["show", NAME, "--html", str(page), "--no-chart"]) == 0
+    out, err = capsys.readouterr()
+    assert "GPT-2" in out
+    assert err.strip() == f"wrote {page}"
+    assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize(
+    ("where", "reason"),
+    [("missing/page.html", "No such file or directory"), (".", "Is a directory")],
+)
+def test_unwritable_html_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str, reason: str
+) -> None:
+    """An --html path that cannot be written prints one line saying why, no traceback, and exits 2."""
+    target = tmp_path / where
+    assert main(["show", NAME, "--html", str(target), "--no-chart"]) == 2
+    _, err = capsys.readouterr()
+    assert err.splitlines() == [f"cannot write {target}: {reason}"]
+    assert not target.is_file()
+
+
+@pytest.mark.parametrize("empty", ["", "   "])
+def test_empty_html_name_refused(capsys: pytest.CaptureFixture[str], empty: str) -> None:
+    """`--html ""` is refused with a message and exit status 2, before anything is printed."""
+    with pytest.raises(SystemExit) as info:
+        main(["show", NAME, "--html", empty])
+    assert info.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "--html: needs a file name, got an empty string" in err
+
+
+def test_unknown_scenario_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """An unknown name exits 2 and points to `list`."""
+    assert main(["show", "NoSuchScenario"]) == 2
+    assert "python -m mlsysim_nb list" in capsys.readouterr().err
+
+
+def test_list_names_every_scenario(capsys: pytest.CaptureFixture[str]) -> None:
+    """`list` prints one line per named scenario."""
+    from mlsysim_nb import Scenarios
+
+    assert main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == [name for name, *_ in Scenarios.rows()]

@@ -1,0 +1,137 @@
+"""Markdown and text reprs escape hostile names: no image, link, markup or broken row survives."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from typing import Any
+
+import mistune
+import pytest
+
+from mlsysim_nb import (
+    ActivationMemoryScenario,
+    Hardware,
+    HardwareCatalog,
+    HardwareNode,
+    Memory,
+    TrainingStateFitScenario,
+    Workload,
+)
+from mlsysim_nb.repr_text import escape_markdown, one_line
+
+HOSTILE = [
+    "![i](https://x.example/i.png)",
+    "[c](javascript:alert(1))",
+    "&amp;",
+    "a | b",
+    "line one\nline two\r\nthree\u2028four",
+    "`tick` and ``two``",
+    "<script>alert(1)</script>",
+    "*bold* _it_ ~~gone~~ $x^2$ # not a heading",
+    "<https://x.example>",
+    "see https://x.example/a_b_c> or www.x.example",
+    "1. first",
+    "- item",
+]
+
+# the renderer nbconvert uses for Markdown, with the GitHub table, strikethrough and bare-URL extensions
+_RENDER = mistune.create_markdown(escape=False, plugins=["table", "strikethrough", "url"])
+
+
+def _html(markdown: str) -> str:
+    html = _RENDER(markdown)
+    assert isinstance(html, str)
+    return html
+
+
+def _visible(html: str) -> str:
+    """The text a reader sees: tags removed, entities decoded."""
+    return unescape(re.sub(r"<[^>]+>", "", html))
+
+
+def _assert_inert(html: str) -> None:
+    """No image, link, script, emphasis, code, heading, list or quote markup."""
+    for tag in (
+        "<img",
+        "<a ",
+        "<script",
+        "<em>",
+        "<strong>",
+        "<code>",
+        "<del>",
+        "<h1>",
+        "<ol>",
+        "<ul>",
+        "<blockquote>",
+    ):
+        assert tag not in html, tag
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_escape_markdown_renders_literally(name: str) -> None:
+    """escape_markdown(name) renders as exactly the name, on one line."""
+    html = _html(escape_markdown(name))
+    _assert_inert(html)
+    assert _visible(html).strip() == one_line(name)
+
+
+def _scenarios(name: str) -> list[Any]:
+    w = Workload(name=name, parameters=10**9, layers=4, hidden_dim=64, heads=4, context_length=128)
+    t = TrainingStateFitScenario(
+        name=name, workload=w, hardware=Hardware.H100, bytes_per_value=2, optimizer_bytes_per_parameter=8
+    )
+    return [t, ActivationMemoryScenario(name=name, workload=w, micro_batch=2)]
+
+
+def _tags(html: str) -> dict[str, int]:
+    """How many of each opening tag the rendered HTML holds."""
+    names = re.findall(r"<([a-z][a-z0-9]*)\b", html)
+    return {name: names.count(name) for name in sorted(set(names))}
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+@pytest.mark.parametrize("index", [0, 1])
+def test_scenario_markdown_is_inert(name: str, index: int) -> None:
+    """A hostile scenario and workload name renders the same tags as a plain name, and shows as written."""
+    html = _html(_scenarios(name)[index].to_markdown())
+    plain = _html(_scenarios("plain")[index].to_markdown())
+    assert _tags(html) == _tags(plain)
+    assert one_line(name) in _visible(html)
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_hardware_and_workload_markdown_tables_are_inert(name: str) -> None:
+    """Hardware, catalog and workload Markdown tables escape a hostile name; each row stays one row."""
+    node = HardwareNode(name=name, memory=Memory("80 GiB", "3 TB/s"))
+    catalog = HardwareCatalog()
+    catalog.add("HOSTILE", node)
+    workload = Workload(name=name, parameters=10**9, layers=4, hidden_dim=64, heads=4, context_length=128)
+    for markdown in (node._repr_markdown_(), catalog._repr_markdown_(), workload._repr_markdown_()):
+        assert markdown is not None
+        html = _html(markdown)
+        _assert_inert(html)
+        assert one_line(name) in _visible(html)
+        assert html.count("<tr>") == markdown.count("\n")  # one <tr> per Markdown row except the separator
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+@pytest.mark.parametrize("index", [0, 1])
+def test_text_repr_one_line_per_row(name: str, index: int) -> None:
+    """The text repr shows a name with line breaks on one line, with ⏎ where each break was."""
+    s = _scenarios(name)[index]
+    text = s.to_text()
+    plain = _scenarios("plain")[index].to_text()
+    assert len(text.splitlines()) == len(plain.splitlines())
+    assert one_line(name) in text
+    assert text.splitlines()[0].startswith(one_line(name))
+
+
+def test_catalog_text_one_line_per_accelerator() -> None:
+    """The catalog's text repr keeps one line per accelerator when a name holds line breaks."""
+    catalog = HardwareCatalog()
+    plain = len(catalog._repr_text_().splitlines())
+    catalog.add("HOSTILE", HardwareNode(name="two\nlines\r\nthree", memory=Memory("80 GiB", "3 TB/s")))
+    text = catalog._repr_text_()
+    assert len(text.splitlines()) == plain + 1
+    assert "two⏎lines⏎three" in text
