@@ -197,7 +197,7 @@ class Scenario:
             raise TypeError(msg)
         if "name" not in changes and any(k not in ("name", "description") for k in changes):
             # a title describes the scenario it was given to; a changed scenario drops it rather than mislead
-            changes = {**changes, "name": "", "description": ""}
+            changes = {**changes, **{k: "" for k in ("name", "description") if k in names}}
         token = _CHANGED.set(frozenset(changes))
         try:
             return dataclasses.replace(self, **changes)  # type: ignore[type-var]

@@ -1,4 +1,6 @@
-"""``Scenarios``: the 22 named cases of the reference, under the same names and inputs.
+"""``Scenarios``: the 22 named cases of the reference implementation (mlsysim), under the same names and
+inputs, and two many-device cases of this package (``Gpt3_175BKorthikantiTable3OnA100``,
+``Llama3_8BZero3On8H100``).
 
 Cases are built on first use and cached. Where a training case carries saved
 activations, they are taken from the matching activation case, so the
@@ -273,4 +275,10 @@ class ScenarioCatalog(RichRepr):
 
 
 #: The named cases.
-Scenarios = ScenarioCatalog(_CASES)
+def _many_devices() -> dict[str, Factory]:
+    from mlsysim_nb.parallel import PARALLEL_CASES
+
+    return dict(PARALLEL_CASES)
+
+
+Scenarios = ScenarioCatalog({**_CASES, **_many_devices()})

@@ -13,13 +13,15 @@ from typing import Any
 import pytest
 from hypothesis import given
 
-from mlsysim_nb import Q_, NotApplicableError, Scenarios
+from mlsysim_nb import Q_, ActivationMemoryScenario, NotApplicableError, Scenarios, TrainingStateFitScenario
 from tests.reference import ACTIVATION_PROPERTIES, RQ, TRAINING_PROPERTIES, outcome, ref, ref_scenario, same
 from tests.strategies import activation_scenarios, training_scenarios
 
 pytestmark = pytest.mark.reference
 
 _REF_CATALOG = ref.Scenarios
+#: the reference's 22 named cases (the catalog adds two many-device cases the reference does not have)
+REFERENCE_CASES = Scenarios.names(TrainingStateFitScenario) + Scenarios.names(ActivationMemoryScenario)
 
 
 def _compare(ours: Any, theirs: Any, names: list[str], calls: list[tuple[str, tuple, tuple]]) -> None:
@@ -77,9 +79,9 @@ def _activation_calls(layers: int) -> list[tuple[str, tuple, tuple]]:
     return calls
 
 
-@pytest.mark.parametrize("name", Scenarios.names())
+@pytest.mark.parametrize("name", REFERENCE_CASES)
 def test_named_scenario_matches_reference(name: str) -> None:
-    """Each of the 22 named cases agrees with the reference's case of the same name, property by property."""
+    """Each of the reference's 22 named cases agrees with the reference's case of the same name, property by property."""
     ours = Scenarios[name]
     theirs = getattr(_REF_CATALOG, name)
     if hasattr(ours, "bytes_per_value"):
@@ -88,7 +90,7 @@ def test_named_scenario_matches_reference(name: str) -> None:
         _compare(ours, theirs, ACTIVATION_PROPERTIES, _activation_calls(ours.workload.layers))
 
 
-@pytest.mark.parametrize("name", Scenarios.names())
+@pytest.mark.parametrize("name", REFERENCE_CASES)
 def test_named_scenario_inputs_match_reference(name: str) -> None:
     """The named cases are built from the same inputs as the reference's."""
     ours, theirs = Scenarios[name], getattr(_REF_CATALOG, name)

@@ -1,15 +1,22 @@
-"""The named scenarios: 22 cases, the reference's names, titles, composed inputs."""
+"""The named scenarios: the reference's 22 cases (names, titles, composed inputs) and two many-device cases."""
 
 from __future__ import annotations
 
-from mlsysim_nb import ActivationMemoryScenario, Scenarios, TrainingStateFitScenario, Workloads
+from mlsysim_nb import (
+    ActivationMemoryScenario,
+    ParallelTrainingScenario,
+    Scenarios,
+    TrainingStateFitScenario,
+    Workloads,
+)
 
 
-def test_twenty_two_cases() -> None:
-    """15 training and 7 activation cases."""
-    assert len(Scenarios) == 22
+def test_twenty_four_cases() -> None:
+    """15 training and 7 activation cases (the reference's), and 2 many-device cases."""
+    assert len(Scenarios) == 24
     assert len(Scenarios.names(TrainingStateFitScenario)) == 15
     assert len(Scenarios.names(ActivationMemoryScenario)) == 7
+    assert Scenarios.names(ParallelTrainingScenario) == ["Gpt3_175BKorthikantiTable3OnA100", "Llama3_8BZero3On8H100"]
 
 
 def test_every_case_has_a_one_line_title() -> None:

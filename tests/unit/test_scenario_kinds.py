@@ -1,0 +1,140 @@
+"""A new kind of scenario touches one place: a small kind defined here shows through every display.
+
+The kind below is a class on the package's scenario base with two fields and
+two formulas, registered from this file. It is shown through the HTML, text
+and Markdown reprs, ``compare()``, ``explore()`` and ``sweep()`` with no change
+to the package; and no display, comparison, control or sweep module asks
+which kind of scenario it holds.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+
+from mlsysim_nb import Q_, FieldError, compare, explore, sweep
+from mlsysim_nb.base import Scenario, derived
+from mlsysim_nb.fields import knob
+from mlsysim_nb.formula import Formula, Symbol
+from mlsysim_nb.notation import Quantity
+from mlsysim_nb.physics import register
+
+PACKAGE = Path(__file__).resolve().parents[2] / "mlsysim_nb"
+
+TOY_NAMES = register(
+    [
+        Formula("toy_cache", "toy_tokens * toy_bytes_per_token", "Key/value cache of the prompt.", "GB"),
+        Formula("toy_cache_halved", "toy_cache / 2", "The cache with 8-bit instead of 16-bit values.", "GB"),
+    ],
+    {
+        "toy_tokens": Quantity(Symbol("n", "tok"), "", "cached tokens"),
+        "toy_bytes_per_token": Quantity(Symbol("b", "tok"), "byte", "cache bytes per token"),
+        "toy_cache": Quantity(Symbol("M", "kv"), "byte", "key/value cache"),
+        "toy_cache_halved": Quantity(Symbol("M", "kv,8"), "byte", "8-bit key/value cache"),
+    },
+)
+
+
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+class ToyCacheScenario(Scenario):
+    """A key/value cache: tokens times bytes per token (a kind the package does not know)."""
+
+    toy_tokens: int = knob(1024, kind="count", label="cached tokens", high=2**20, control="log")
+    toy_bytes_per_token: Any = knob(  # noqa: RUF009
+        Q_(0.5, "MB"), kind="bytes", label="cache bytes per token", high=1e9
+    )
+    name: str = dataclasses.field(default="", compare=False)
+
+    FORMULA_NAMES: ClassVar[tuple[str, ...]] = TOY_NAMES
+
+    def __post_init__(self) -> None:
+        self._set_env(self._check_fields(), {})
+
+    toy_cache = derived("toy_cache")
+    toy_cache_halved = derived("toy_cache_halved")
+
+
+def test_the_kind_computes_from_its_formulas() -> None:
+    """1024 tokens x 0.5 MB = 512 MB; halved, 256 MB."""
+    s = ToyCacheScenario()
+    assert Q_(0.512, "GB") == s.toy_cache
+    assert Q_(0.256, "GB") == s.toy_cache_halved
+
+
+def test_the_kind_validates_through_its_declarations() -> None:
+    """A bad value names the field, from the knob() declaration alone."""
+    with pytest.raises(FieldError, match=r"ToyCacheScenario.toy_tokens: must be at least 1"):
+        ToyCacheScenario(toy_tokens=0)
+    with pytest.raises(FieldError, match=r"toy_bytes_per_token: must be in units of"):
+        ToyCacheScenario(toy_bytes_per_token=Q_(1, "s"))
+
+
+def test_reprs_show_the_derivation() -> None:
+    """HTML, text and Markdown each show both equations with the numbers substituted."""
+    s = ToyCacheScenario(name="<toy>")
+    html, text, markdown = s.to_html(), s.to_text(), s.to_markdown()
+    for out in (html, text, markdown):
+        assert "toy_cache_halved" in out.replace("\\_", "_")
+        assert "512 MB" in out
+        assert "256 MB" in out
+    assert "&lt;toy&gt;" in html
+    assert "<toy>" not in html
+    assert "toy_cache" in repr(s)
+
+
+def test_compare_lines_up_the_kind() -> None:
+    """compare() reads the kind's rows: doubling the tokens doubles the cache."""
+    s = ToyCacheScenario()
+    table = dict(compare(s, s.variant(toy_tokens=2048)).table())
+    assert table["toy_cache"][1][1] == " (▲ 100 %)"
+
+
+def test_explore_drives_the_kind() -> None:
+    """explore() builds a control from the field's declaration; a rejected value shows and the state stays."""
+    panel = explore(ToyCacheScenario())
+    assert list(panel.specs) == ["toy_tokens"]
+    panel.set("toy_tokens", 4096)
+    assert Q_(2.048, "GB") == panel.scenario.toy_cache
+    panel.set("toy_tokens", float("nan"))
+    assert "was not applied" in panel.error
+    assert panel.scenario.toy_tokens == 4096
+
+
+def test_sweep_evaluates_the_kind() -> None:
+    """sweep() evaluates the kind's formulas over a grid, vectorised."""
+    result = sweep(ToyCacheScenario(), toy_tokens=[1024, 2048, 4096])
+    np.testing.assert_allclose([0.512, 1.024, 2.048], result["toy_cache"].m_as("GB"))
+    assert result.fits("toy_cache", hardware="T4", plus=Q_(15.5, "GB")).tolist() == [
+        True,
+        True,
+        False,
+    ]  # T4: 16 GiB = 17.18 GB
+
+
+_KIND_MODULES = {"training.py", "activation.py", "parallel.py", "scenarios.py", "catalog.py", "__init__.py"}
+_KIND_NAMES = {"TrainingStateFitScenario", "ActivationMemoryScenario", "ParallelTrainingScenario"}
+
+
+@pytest.mark.parametrize(
+    "path", sorted(p for p in PACKAGE.rglob("*.py") if p.name not in _KIND_MODULES), ids=lambda p: p.name
+)
+def test_no_module_outside_the_kinds_asks_which_kind(path: Path) -> None:
+    """Display, comparison, control and sweep modules never import or name a scenario kind."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    named = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
+        a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names
+    }
+    modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert set() == named & _KIND_NAMES
+    assert set() == modules & {
+        "mlsysim_nb.training",
+        "mlsysim_nb.activation",
+        "mlsysim_nb.parallel",
+        "mlsysim_nb.scenarios",
+    }
