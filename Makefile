@@ -37,9 +37,10 @@ lint: $(VENV)/.test-installed
 	$(BIN)/mypy
 	$(BIN)/python scripts/check_notebooks.py notebooks
 
-# the fast layer: unit, property and differential tests and doctests, no browser, no notebooks
+# the fast layers: unit, property and differential tests and doctests (no browser, Binder or notebooks)
 unit: $(VENV)/.test-installed
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not browser"
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not browser and not binder" \
+		tests/unit tests/property tests/differential mlsysim_nb README.md
 
 # everything: lint first, then every test layer (unit, property, differential, notebooks under
 # nbval, the Binder environment, browser)

@@ -201,11 +201,8 @@ def load_hardware(path: str | Path) -> dict[str, HardwareNode]:
 
 
 def _data_dir() -> Path:
-    """The shipped catalog: inside the wheel, or ``hardware/`` beside a source checkout."""
-    packaged = resources.files("mlsysim_nb") / "hardware"
-    if packaged.is_dir():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parent.parent / "hardware"
+    """The shipped catalog: ``mlsysim_nb/data/hardware/``, one TOML file per vendor (read like ``static/``)."""
+    return Path(str(resources.files("mlsysim_nb") / "data" / "hardware"))
 
 
 class HardwareCatalog(RichRepr):

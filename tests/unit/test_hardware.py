@@ -153,7 +153,7 @@ def test_data_files_ship_in_wheel(tmp_path: Path) -> None:
     wheel = next(tmp_path.glob("mlsysim_nb-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     for vendor in ("nvidia", "amd", "intel", "google"):
-        assert f"mlsysim_nb/hardware/{vendor}.toml" in names
+        assert f"mlsysim_nb/data/hardware/{vendor}.toml" in names
     assert "mlsysim_nb/units.txt" in names
 
 
