@@ -1,6 +1,7 @@
-"""``Scenarios``: the 22 named cases of the reference implementation (mlsysim), under the same names and
-inputs, and two many-device cases of this package (``Gpt3_175BKorthikantiTable3OnA100``,
-``Llama3_8BZero3On8H100``).
+"""``Scenarios``: the reference's 22 named cases, and two many-device cases of this package.
+
+The 22 cases of the reference implementation (mlsysim) keep its names and inputs; the two
+many-device cases are ``Gpt3_175BKorthikantiTable3OnA100`` and ``Llama3_8BZero3On8H100``.
 
 Cases are built on first use and cached. Where a training case carries saved
 activations, they are taken from the matching activation case, so the

@@ -10,9 +10,12 @@ from __future__ import annotations
 import base64
 import html
 import io
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mlsysim_nb.presentation import MemoryChart
+
+if TYPE_CHECKING:
+    from mlsysim_nb.base import Scenario
 
 __all__ = ["alt_text", "memory_bar", "memory_breakdown", "png_img"]
 
@@ -30,7 +33,7 @@ COLORS = {
 }
 
 
-def memory_breakdown(scenario: Any) -> MemoryChart | None:
+def memory_breakdown(scenario: Scenario) -> MemoryChart | None:
     """The parts of a scenario's memory, as pure data (the scenario's own :class:`MemoryChart`)."""
     chart: MemoryChart | None = scenario.memory_chart()
     return chart
@@ -124,7 +127,7 @@ def alt_text(breakdown: MemoryChart) -> str:
     return "Memory bar chart." + caption + " " + "; ".join(parts) + "."
 
 
-def png_img(scenario: Any) -> str:
+def png_img(scenario: Scenario) -> str:
     """The scenario's chart as an ``<img>`` with a base64 PNG and ``alt`` text listing the numbers."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 

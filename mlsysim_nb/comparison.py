@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,10 +13,13 @@ from mlsysim_nb.formatting import format_result
 from mlsysim_nb.formula import format_number
 from mlsysim_nb.physics import QUANTITIES
 
+if TYPE_CHECKING:
+    from mlsysim_nb.base import Scenario
+
 __all__ = ["Comparison", "compare"]
 
 
-def _cell(s: Any, name: str) -> tuple[str, Any]:
+def _cell(s: Scenario, name: str) -> tuple[str, Any]:
     try:
         value = s.magnitude(name)
     except (NotApplicableError, KeyError):

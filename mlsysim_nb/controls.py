@@ -138,7 +138,7 @@ def catalog_record(kind: str, key: Any) -> Any:
     return None if key is None else _catalog(kind)[key]
 
 
-def catalog_control(scenario: Any, kind: str, bind: Bind | None = None) -> ControlSpec:
+def catalog_control(scenario: Scenario, kind: str, bind: Bind | None = None) -> ControlSpec:
     """A dropdown over a catalog (``"hardware"`` or ``"workload"``) for the field of that name.
 
     ``bind(scenario, record)`` turns the chosen record into changes; by default it sets the field
@@ -163,7 +163,7 @@ def controls_for(scenario: Scenario) -> list[ControlSpec]:
     return list(scenario.controls())
 
 
-def changes_for(spec: ControlSpec, scenario: Any, value: Any) -> Changes:
+def changes_for(spec: ControlSpec, scenario: Scenario, value: Any) -> Changes:
     """The field changes that setting ``spec`` to ``value`` means (none for a view setting)."""
     if spec.kind == "view":
         return {}
@@ -174,7 +174,7 @@ def changes_for(spec: ControlSpec, scenario: Any, value: Any) -> Changes:
     return {spec.name: value}
 
 
-def apply_control(scenario: Any, spec: ControlSpec, value: Any, **extra: Any) -> Any:
+def apply_control(scenario: Scenario, spec: ControlSpec, value: Any, **extra: Any) -> Any:
     """The scenario after setting ``spec`` to ``value``: one validating ``rebind()`` (may raise)."""
     changes = changes_for(spec, scenario, value)
     if not changes and not extra:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mlsysim_nb.options import OPTIONS
+
+if TYPE_CHECKING:
+    from mlsysim_nb.base import Scenario
 
 __all__ = ["RichRepr", "scenario_bundle"]
 
 
-def scenario_bundle(scenario: Any) -> dict[str, str]:
+def scenario_bundle(scenario: Scenario) -> dict[str, str]:
     """text/plain, text/markdown and (unless display_style is "text") text/html for a scenario."""
     from mlsysim_nb.repr_text import scenario_markdown, scenario_text
 

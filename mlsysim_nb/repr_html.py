@@ -11,9 +11,12 @@ from __future__ import annotations
 from functools import lru_cache, partial
 from html import escape
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mlsysim_nb.explain import Derivation, InputRow, Section, Step, explain, step_parts
+
+if TYPE_CHECKING:
+    from mlsysim_nb.base import Scenario
 
 __all__ = ["catalog_html", "hardware_html", "scenario_html", "workload_html"]
 
@@ -127,7 +130,7 @@ def derivation_html(derivation: Derivation, chart: str = "") -> str:
     return _wrap("".join(parts))
 
 
-def scenario_html(scenario: Any, *, chart: bool = True) -> str:
+def scenario_html(scenario: Scenario, *, chart: bool = True) -> str:
     """The full HTML repr of a scenario. Never raises: a failure becomes a visible message."""
     try:
         img = ""

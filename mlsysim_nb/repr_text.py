@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mlsysim_nb.explain import Derivation, Section, Step, explain, step_parts
+
+if TYPE_CHECKING:
+    from mlsysim_nb.base import Scenario
 
 __all__ = ["escape_markdown", "markdown_table", "one_line", "scenario_markdown", "scenario_text"]
 
@@ -124,7 +127,7 @@ def derivation_markdown(d: Derivation) -> str:
     return "\n".join(out)
 
 
-def scenario_text(scenario: Any) -> str:
+def scenario_text(scenario: Scenario) -> str:
     """The text derivation of a scenario. Never raises."""
     try:
         return derivation_text(explain(scenario))
@@ -132,7 +135,7 @@ def scenario_text(scenario: Any) -> str:
         return f"{type(err).__name__}: {err}"
 
 
-def scenario_markdown(scenario: Any) -> str:
+def scenario_markdown(scenario: Scenario) -> str:
     """The Markdown derivation of a scenario. Never raises."""
     try:
         return derivation_markdown(explain(scenario))

@@ -6,12 +6,15 @@ this is the one place that turns it into a line of text.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mlsysim_nb.base import Scenario
 
 __all__ = ["summary_line"]
 
 
-def summary_line(s: Any) -> str:
+def summary_line(s: Scenario) -> str:
     """The scenario's answer in one line (its headline and verdict). Never raises."""
     try:
         return str(s.headline())

@@ -10,7 +10,7 @@ an array of the grid's shape, with units, plus plot helpers.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,6 +19,9 @@ from mlsysim_nb.display import RichRepr
 from mlsysim_nb.errors import FieldError, NotApplicableError
 from mlsysim_nb.physics import FORMULAS, QUANTITIES
 from mlsysim_nb.units import Q_, ureg
+
+if TYPE_CHECKING:
+    from mlsysim_nb.base import Scenario
 
 __all__ = ["Sweep", "sweep"]
 
@@ -53,7 +56,7 @@ class Sweep(RichRepr):
     field to its values; ``result.names()`` lists what can be read.
     """
 
-    def __init__(self, base: Any, axes: dict[str, Any], scenario: Any) -> None:
+    def __init__(self, base: Scenario, axes: dict[str, Any], scenario: Scenario) -> None:
         self.base = base
         #: each axis's values as given (a quantity array when they carry a unit)
         self.axes = axes
@@ -218,7 +221,7 @@ class Sweep(RichRepr):
 
     def _repr_text_(self) -> str:
         axes = ", ".join(f"{k} ({len(v)} values)" for k, v in self.axes.items())
-        return f"Sweep of {self.base.name or type(self.base).__name__} over {axes}: {len(self)} configurations"
+        return f"Sweep of {self.base.title()} over {axes}: {len(self)} configurations"
 
     def _repr_html_(self) -> str:
         from mlsysim_nb.formatting import format_magnitude
@@ -258,7 +261,7 @@ def _log_spaced(values: np.ndarray) -> bool:
     return bool(v.size > 2 and np.all(v > 0) and np.allclose(v[1:] / v[:-1], v[1] / v[0]) and v[1] / v[0] > 1.5)
 
 
-def sweep(scenario: Any, **axes: Sequence[Any] | np.ndarray) -> Sweep:
+def sweep(scenario: Scenario, **axes: Sequence[Any] | np.ndarray) -> Sweep:
     """Evaluate ``scenario`` over a grid of field values, vectorised.
 
     Each keyword is a field and its values; the grid is their outer product

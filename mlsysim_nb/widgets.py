@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anywidget
 import ipywidgets as w
@@ -21,6 +21,9 @@ import traitlets
 from mlsysim_nb.charts import COLORS, memory_breakdown
 from mlsysim_nb.controls import ControlSpec, changes_for, controls_for, log2_bounds
 from mlsysim_nb.repr_html import error_html, scenario_html
+
+if TYPE_CHECKING:
+    from mlsysim_nb.base import Scenario
 
 __all__ = ["MemoryBarWidget", "ScenarioExplorer", "explore"]
 
@@ -40,7 +43,7 @@ class MemoryBarWidget(anywidget.AnyWidget):
     caption = traitlets.Unicode("", help="the verdict, over the bars").tag(sync=True)
     ok = traitlets.Bool(None, allow_none=True, help="whether the verdict is good news").tag(sync=True)
 
-    def show(self, scenario: Any, highlight: str = "") -> None:
+    def show(self, scenario: Scenario, highlight: str = "") -> None:
         """Draw ``scenario``'s breakdown (one sync of all traits)."""
         data = chart_data(scenario)
         headline = scenario.headline()
@@ -57,7 +60,7 @@ class MemoryBarWidget(anywidget.AnyWidget):
         return f"MemoryBarWidget({len(self.bars)} bars)"
 
 
-def chart_data(scenario: Any) -> dict[str, Any]:
+def chart_data(scenario: Scenario) -> dict[str, Any]:
     """The breakdown in GB as JSON-able data for :class:`MemoryBarWidget` (empty for a kind with no chart)."""
     chart = memory_breakdown(scenario)
     if chart is None:
@@ -118,7 +121,7 @@ class ScenarioExplorer(w.VBox):
     the last rejection message (empty when the last change was accepted).
     """
 
-    def __init__(self, scenario: Any, **kwargs: Any) -> None:
+    def __init__(self, scenario: Scenario, **kwargs: Any) -> None:
         self._scenario = scenario
         self._origin = scenario
         self._callbacks: list[Callable[[Any], None]] = []
@@ -220,9 +223,10 @@ class ScenarioExplorer(w.VBox):
                 same = False
             if not same:
                 changed.append(name)
-        if not origin.name:  # no title of its own: the new scenario's fields name it (never stale)
+        name = str(getattr(origin, "name", ""))
+        if not name:  # no title of its own: the new scenario's fields name it (never stale)
             return ""
-        return origin.name if not changed else f"{origin.name} — changed: {', '.join(changed)}"
+        return name if not changed else f"{name} — changed: {', '.join(changed)}"
 
     def _render(self, *, derivation: bool = True) -> None:
         highlight = next(iter(self.view.values()), "")
@@ -255,7 +259,7 @@ class ScenarioExplorer(w.VBox):
         return f"ScenarioExplorer({type(self._scenario).__name__}: {self._scenario.title()})"
 
 
-def explore(scenario: Any) -> ScenarioExplorer:
+def explore(scenario: Scenario) -> ScenarioExplorer:
     """A live panel of controls, derivation and chart for ``scenario``.
 
     >>> from mlsysim_nb import Scenarios, explore
