@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import decimal
+import functools
 import math
 import numbers
 import re
@@ -153,6 +154,13 @@ def _check_count_array(owner: str, field: str, array: np.ndarray, minimum: int, 
     return np.round(array).astype(np.int64)
 
 
+def _plainly_valid(value: Any, *, positive: bool, maximum: float | None) -> bool:
+    if type(value) is not float and type(value) is not int:
+        return False
+    in_range = value > 0 if positive else value >= 0
+    return in_range and abs(value) != math.inf and (maximum is None or value <= maximum)
+
+
 def check_number(  # noqa: C901 - one check per way a number can be wrong, each with its message
     owner: str,
     field: str,
@@ -170,6 +178,8 @@ def check_number(  # noqa: C901 - one check per way a number can be wrong, each 
     ...
     mlsysim_nb.errors.FieldError: S.precision_bytes: must be at most 8 B, got 1e+300 B
     """
+    if _plainly_valid(value, positive=positive, maximum=maximum):  # the common case, without conversions
+        return value
     if value is None:
         if optional:
             return None
@@ -260,7 +270,7 @@ def _in_base(owner: str, field: str, number: Any, scale: float, base: str, maxim
     short = {"byte": " B", "byte/second": " B/s", "second": " s"}.get(base, f" {base}")
     try:
         magnitude = number * scale if scale != 1.0 else number
-        if maximum is not None:
+        if maximum is not None and not (type(magnitude) in (int, float) and magnitude <= maximum):
             check_number(owner, field, magnitude, positive=False, maximum=maximum, unit_text=short)
     except OverflowError:
         msg = f"must be at most {maximum:g}{short}" if maximum is not None else "must be a finite amount"
@@ -375,4 +385,10 @@ def knob(default: Any = dataclasses.MISSING, **declaration: Any) -> Any:
 
 def knobs(cls: Any) -> dict[str, Knob]:
     """The declared fields of a dataclass (or instance), by name, in declaration order."""
+    return _knobs(cls if isinstance(cls, type) else type(cls))
+
+
+@functools.lru_cache(maxsize=64)
+def _knobs(cls: type) -> dict[str, Knob]:
+    # declarations are fixed when the class is made: read them once per class
     return {f.name: f.metadata["knob"] for f in dataclasses.fields(cls) if "knob" in f.metadata}
