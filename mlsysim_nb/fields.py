@@ -161,7 +161,7 @@ def _plainly_valid(value: Any, *, positive: bool, maximum: float | None) -> bool
     return in_range and abs(value) != math.inf and (maximum is None or value <= maximum)
 
 
-def check_number(  # noqa: C901 - one check per way a number can be wrong, each with its message
+def check_number(  # noqa: C901, PLR0912 - one check per way a number can be wrong, each with its message
     owner: str,
     field: str,
     value: Any,
