@@ -152,8 +152,9 @@ def _wait_text(page: Any, selector: str, expected: str, timeout: float = 30) -> 
 def test_explorer_responds_in_jupyterlab(browser: Any, lab: dict[str, Any], artifacts: Path) -> None:
     """Run the notebook, move the batch slider, choose the T4: total, chart and verdict follow the model."""
     start = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100
-    halved = start.variant(batch_size=16, activations=start.activations_at(16))
-    on_t4 = halved.variant(hardware=Hardware.T4)
+    halved = start.rebind(batch_size=16)
+    typed = start.rebind(batch_size=21)
+    on_t4 = typed.variant(hardware=Hardware.T4)
 
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
@@ -178,12 +179,18 @@ def test_explorer_responds_in_jupyterlab(browser: Any, lab: dict[str, Any], arti
     _wait_text(page, ".msn-bar-total", _fmt_gb(start.training_total.m_as("GB")))
 
     # move the batch slider one step left with the keyboard: 32 -> 16 on the powers-of-two scale
-    slider = page.locator(".widget-slider", has_text="batch size")
-    slider.locator(".noUi-handle").focus()
+    control = page.locator(".widget-hbox", has_text="batch size")
+    control.locator(".noUi-handle").focus()
     page.keyboard.press("ArrowLeft")
     _wait_text(page, ".msn-summary", summary_line(halved))
     _wait_text(page, ".msn-bar-total", _fmt_gb(halved.training_total.m_as("GB")))
-    assert slider.locator(".widget-readout").inner_text().strip() == "16"
+    box = control.locator("input[type='number']")
+    assert box.input_value() == "16"
+
+    # every whole batch is reachable: type 21 in the box beside the slider
+    box.fill("21")
+    box.press("Enter")
+    _wait_text(page, ".msn-summary", summary_line(typed))
 
     # choose another accelerator: the verdict and the capacity line follow
     page.locator(".widget-dropdown", has_text="accelerator").locator("select").select_option(label="NVIDIA T4")
