@@ -1,4 +1,4 @@
-"""The seeds' helper functions: small pure functions over the formulas of :mod:`mlsysim_nb.physics`.
+"""The helper functions (as in the reference implementation, mlsysim): small pure functions over the formulas of :mod:`mlsysim_nb.physics`.
 
 Each evaluates the same :class:`~mlsysim_nb.formula.Formula` records the
 scenarios use (so the equations are never retyped) and returns a pint
@@ -28,7 +28,7 @@ __all__ = [
     "per_token_bytes_coefficient",
     "score_bytes_coefficient",
 )
-def calc_activation_memory(  # noqa: PLR0917 - the seed's helper takes these positionally
+def calc_activation_memory(  # noqa: PLR0917 - the reference's helper takes these positionally
     n_layers: int,
     seq_len: int,
     batch_size: int,

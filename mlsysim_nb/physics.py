@@ -7,7 +7,7 @@ text and HTML derivations and the sweeps are all generated from these two
 tables. Magnitudes are in base units throughout: bytes, seconds, bytes per
 second, FLOPs and plain counts.
 
-The seeds' helper functions (``calc_activation_memory`` and friends) live in
+The helper functions (``calc_activation_memory`` and friends) live in
 :mod:`mlsysim_nb.helpers`, as small pure functions over these same formulas.
 
 Sources
@@ -66,14 +66,14 @@ _TRAINING = [
         "parameters * bytes_per_value",
         "Full-model gradient storage.",
         "byte",
-        note="Full-model even in adapter mode, as the seed defines it; `total` then uses the adapters' own gradients.",
+        note="Full-model even in adapter mode, as the model defines it; `total` then uses the adapters' own gradients.",
     ),
     _F(
         "optimizer_state",
         "parameters * optimizer_bytes_per_parameter",
         "Full-model optimizer storage.",
         "byte",
-        note="Full-model even in adapter mode, as the seed defines it.",
+        note="Full-model even in adapter mode, as the model defines it.",
     ),
     _F(
         "optimizer_values_per_parameter",
@@ -166,7 +166,7 @@ _TRAINING = [
         "resident_batch_limit",
         "(capacity - total) / (activations / batch_size)",
         "Sequences whose activations fit beside the state in device memory.",
-        note="Negative when the state alone already exceeds the device, as the seed's equation gives.",
+        note="Negative when the state alone already exceeds the device: the equation is not clamped.",
     ),
     _F(
         "max_resident_batch",
@@ -179,7 +179,7 @@ _TRAINING = [
         "weights + master_weights + optimizer_state",
         "A resumable checkpoint: weights, master copy and optimizer state; gradients are recomputed.",
         "byte",
-        note="Full-model optimizer state even in adapter mode, as the seed defines it.",
+        note="Full-model optimizer state even in adapter mode, as the model defines it; see adapter_checkpoint.",
     ),
     _F(
         "updated_bytes_per_parameter",

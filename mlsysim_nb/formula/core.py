@@ -14,7 +14,7 @@ names, ``+ - * / // **``, unary minus, ``<=`` and the calls ``floor``,
 So the code that computes a quantity and the equation a student reads are
 the same object and cannot drift apart.
 
-A few equations of the seeds choose between two expressions (adapter mode
+A few equations of the model choose between two expressions (adapter mode
 versus full tuning, an explicit sequence length versus the workload's
 context). Those are written as a formula with :class:`Case` entries: each case
 is itself a restricted expression, and a boolean input names which applies.
@@ -142,7 +142,7 @@ class Formula:
     cases
         For the few equations that choose between expressions.
     note
-        Where the seed's equation gives an odd but defined answer, why.
+        Where the model's equation gives an odd but defined answer, why.
     """
 
     name: str
