@@ -163,8 +163,9 @@ def check(
 
 
 def require(answer: Any, expected: Any, **options: Any) -> None:
-    """Like :func:`check`, but an unanswered exercise fails too: what an autograder runs.
+    """Like :func:`check`, but silent when right, and an unanswered exercise fails: what an autograder runs.
 
+    >>> require(3.01, 3)
     >>> require(None, 3)
     Traceback (most recent call last):
     ...
@@ -173,7 +174,11 @@ def require(answer: Any, expected: Any, **options: Any) -> None:
     if answer is None:
         msg = "Not answered: this exercise has no answer yet."
         raise WrongAnswer(msg)
-    check(answer, expected, **options)
+    ok, off = _verdict(
+        answer, expected, tuple(options.get("accept", ())), options.get("unit"), options.get("rel", 0.02)
+    )
+    if not ok:
+        raise WrongAnswer(f"Not quite: {off}.")
 
 
 def hint(label: str) -> None:
