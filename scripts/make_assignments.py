@@ -66,6 +66,7 @@ def api(course: Path) -> object:
     config.ClearSolutions.code_stub = {"python": CODE_STUB}
     config.ClearSolutions.text_stub = "YOUR ANSWER HERE"
     config.ExecutePreprocessor.timeout = 300
+    config.Exchange.root = str(course / "exchange")  # generate and autograde never use it; a hub sets its own
     return NbGraderAPI(config=config)
 
 
