@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 PORT   ?= 8888
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 
-.PHONY: lab test env test-env lint unit nbval notebooks bench clean
+.PHONY: lab test env test-env lint unit nbval notebooks assignments bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,10 @@ nbval: $(VENV)/.test-installed
 notebooks: $(VENV)/.test-installed
 	$(BIN)/python scripts/execute_notebooks.py
 	$(BIN)/python scripts/check_notebooks.py notebooks
+
+# the student release with nbgrader: build/course/release/NN_name/ (solutions and hidden tests removed)
+assignments: $(VENV)/.test-installed
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python scripts/make_assignments.py build/course
 
 bench: $(VENV)/.test-installed
 	$(BIN)/python benchmarks/run.py

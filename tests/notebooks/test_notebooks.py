@@ -46,30 +46,97 @@ def test_notebook_hygiene(path: Path) -> None:
     assert problems(path) == []
 
 
+ANSWER = re.compile(r"^(answer_\d+_\d+) = None", flags=re.MULTILINE)
+
+
+def _nbgrader(cell: dict[str, Any]) -> dict[str, Any]:
+    return cell["metadata"].get("nbgrader", {})
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_has_the_course_parts(path: Path) -> None:
-    """Learning goals, a static repr before a live panel, exercises, and what the model leaves out."""
+    """Learning goals, a prediction first, a live panel, exercises, what the model leaves out, a summary."""
     nb = json.loads(path.read_text(encoding="utf-8"))
     text = "\n".join("".join(c["source"]) for c in nb["cells"])
-    assert "Learning goals" in text
-    assert "What this model leaves out" in text
+    for part in ("Learning goals", "Prerequisites", "Time.", "Predict first", "What this model leaves out", "Summary"):
+        assert part in text, part
     assert "explore(" in text
-    assert any("exercise" in c["metadata"].get("tags", []) for c in nb["cells"])
+    first_code = [_source(c) for c in _cells(path)][1]
+    assert "predict(" in first_code, "the first cell after the imports records a prediction"
+    kinds = set(re.findall(r"### Exercise \d+\.\d+ \(([^)]*)\)", text))
+    assert len(kinds) >= 3, kinds
+    assert "explain" in kinds
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_nbgrader_metadata(path: Path) -> None:
+    """Each answer cell holds a solution region and is followed by its locked graded check; ids are unique."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    ids = [_nbgrader(c)["grade_id"] for c in cells if _nbgrader(c)]
+    assert len(ids) == len(set(ids))
+    for index, cell in enumerate(cells):
+        meta = _nbgrader(cell)
+        if not meta:
+            continue
+        assert meta["schema_version"] == 3
+        if meta["solution"] and cell["cell_type"] == "code":
+            assert "### BEGIN SOLUTION" in "".join(cell["source"])
+            test = _nbgrader(cells[index + 1])
+            assert (test["grade"], test["locked"], test["points"] > 0) == (True, True, True)
+            assert "### BEGIN HIDDEN TESTS" in "".join(cells[index + 1]["source"])
+        if meta["solution"] and cell["cell_type"] == "markdown":
+            assert (meta["grade"], meta["points"] > 0) == (True, True)
+
+
+def _shown(cell: dict[str, Any]) -> str:
+    """What a reader sees of a code cell's stored output: streams and plain text (not images)."""
+    parts = []
+    for output in cell.get("outputs", []):
+        parts.append("".join(output.get("text", "")))
+        parts.append("".join(output.get("data", {}).get("text/plain", "")))
+    return "\n".join(parts)
+
+
+NUMBER = re.compile(r"-?\d[\d_]*(?:\.\d+)?(?:e[+-]?\d+)?")
+
+
+def _significant(text: str) -> int:
+    mantissa = text.split("e")[0]
+    return len(re.sub(r"\D", "", mantissa).lstrip("0"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_answer_printed_above_its_exercise(path: Path) -> None:
+    """No output above an exercise shows, to 0.2 %, the value its check accepts (values of 3+ significant digits)."""
+    seen: list[float] = []
+    for cell in _cells(path):
+        shown = _shown(cell)
+        found = re.search(r"Correct: (\S+?)(?:\.?\s|\.$| [A-Za-z])", shown)
+        if found and "exercise" in cell["metadata"].get("tags", []) and _significant(found.group(1)) >= 3:
+            value = float(found.group(1))
+            assert [v for v in seen if abs(v - value) <= 2e-3 * abs(value)] == [], found.group(1)
+        seen += [float(n.replace("_", "")) for n in NUMBER.findall(shown)]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_each_self_check_fails_on_a_wrong_answer(path: Path) -> None:
-    """Run the notebook's code in order; each exercise, fed a wrong answer, raises AssertionError."""
+    """Run the notebook's code in order; each graded check, fed a wrong answer, raises AssertionError."""
     namespace: dict[str, Any] = {"__name__": "__notebook__"}
     exercises = 0
     for cell in _cells(path):
         source = _source(cell)
         if "exercise" in cell["metadata"].get("tags", []):
-            assert re.search(r"^answer = None", source, flags=re.MULTILINE), "an exercise starts unanswered"
-            wrong = re.sub(r"^answer = None", "answer = -12345", source, flags=re.MULTILINE)
+            names = set(re.findall(r"\b(answer_\d+_\d+)\b", source))
+            assert len(names) == 1, "a check cell checks one answer"
+            (name,) = names
+            right = namespace[name]
+            namespace[name] = -12345
             with pytest.raises(AssertionError, match="Not quite"), contextlib.redirect_stdout(io.StringIO()):
-                exec(compile(wrong, f"{path.name} (wrong answer)", "exec"), namespace)  # noqa: S102 - our own notebooks
+                exec(compile(source, f"{path.name} (wrong answer)", "exec"), namespace)  # noqa: S102 - our own notebooks
+            namespace[name] = right
             exercises += 1
+        elif _nbgrader(cell).get("solution"):
+            assert ANSWER.search(source), "an answer cell starts unanswered"
         with contextlib.redirect_stdout(io.StringIO()):
             exec(compile(source, path.name, "exec"), namespace)  # noqa: S102
-    assert exercises >= 2
+    assert exercises >= 3

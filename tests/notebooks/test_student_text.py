@@ -1,0 +1,87 @@
+"""No development vocabulary where a user reads: notebooks, the package's docstrings and strings, README, guide.
+
+Users read "the model assumes ..." or "the reference implementation (mlsysim)", never the
+team's words for its internal documents ("the seed", "the specification").
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DEV_WORDS = re.compile(r"\b(seeds?|seed's|specifications?)\b", flags=re.IGNORECASE)
+PAGES = [ROOT / "README.md", ROOT / "docs" / "instructors.md"]  # CONTRIBUTING is for developers
+
+
+def _hits(where: str, text: str) -> list[str]:
+    return [f"{where}: ...{text[max(0, m.start() - 40) : m.end() + 40]!r}..." for m in DEV_WORDS.finditer(text)]
+
+
+def _notebook_sources(path: Path) -> str:
+    """Every cell's source of one notebook: the text the course's authors wrote."""
+    return "\n".join("".join(c["source"]) for c in json.loads(path.read_text(encoding="utf-8"))["cells"])
+
+
+def _notebook_outputs(path: Path) -> str:
+    """Every stored text output of one notebook: what the package's reprs and messages printed."""
+    parts = []
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        for output in cell.get("outputs", []):
+            parts.append("".join(output.get("text", "")))
+            parts.extend("".join(output.get("data", {}).get(m, "")) for m in ("text/plain", "text/html", "text/markdown"))
+    return "\n".join(parts)
+
+
+def _package_strings(path: Path) -> list[tuple[int, str]]:
+    """The docstrings and string literals of one module (what help(), reprs and messages show; not comments)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [(n.lineno, n.value) for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+def test_the_pattern_catches_the_words() -> None:
+    """The check finds the words it looks for, and leaves ordinary prose alone."""
+    found = [bool(DEV_WORDS.search(t)) for t in ("as the seed defines", "the Specification says", "a seeded row")]
+    assert found == [True, True, False]
+
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+# these show a full derivation whose adapter-mode note still says "As the seed defines" (explain.py)
+REPR_NOTE = pytest.mark.xfail(strict=True, reason="the derivation's note in explain.py says 'As the seed defines'")
+OUTPUTS = [pytest.param(p, marks=REPR_NOTE) if p.name[:2] in {"01", "03"} else p for p in NOTEBOOKS]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebooks_use_the_students_words(path: Path) -> None:
+    """No notebook cell says "seed" or "specification"."""
+    assert _hits(path.name, _notebook_sources(path)) == []
+
+
+@pytest.mark.parametrize("path", OUTPUTS, ids=lambda p: p.stem)
+def test_notebook_outputs_use_the_students_words(path: Path) -> None:
+    """No stored output (the package's reprs, derivations and messages) says "seed" or "specification"."""
+    assert _hits(path.name, _notebook_outputs(path)) == []
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
+def test_pages_use_the_students_words(path: Path) -> None:
+    """README and the instructor's guide say what the model assumes, not "the seed"."""
+    assert _hits(path.name, path.read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="package strings still say 'the seed'/'the specification' (physics.py notes, explain.py, helpers.py, "
+    "formula.py, scenarios.py, repr_html.py docstrings); the package's owner rewrites them",
+)
+def test_package_strings_use_the_students_words() -> None:
+    """No docstring or string literal of the package (docs, reprs, messages) uses development vocabulary."""
+    hits = []
+    for path in sorted((ROOT / "mlsysim_nb").glob("*.py")):
+        for line, text in _package_strings(path):
+            hits += _hits(f"{path.name}:{line}", text)
+    assert hits == []
