@@ -50,9 +50,7 @@ def test_the_pattern_catches_the_words() -> None:
 
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-# these show a full derivation whose adapter-mode note still says "As the seed defines" (explain.py)
-REPR_NOTE = pytest.mark.xfail(strict=True, reason="the derivation's note in explain.py says 'As the seed defines'")
-OUTPUTS = [pytest.param(p, marks=REPR_NOTE) if p.name[:2] in {"01", "03"} else p for p in NOTEBOOKS]
+OUTPUTS = NOTEBOOKS
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -73,15 +71,10 @@ def test_pages_use_the_students_words(path: Path) -> None:
     assert _hits(path.name, path.read_text(encoding="utf-8")) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="package strings still say 'the seed'/'the specification' (physics.py notes, explain.py, helpers.py, "
-    "formula.py, scenarios.py, repr_html.py docstrings); the package's owner rewrites them",
-)
 def test_package_strings_use_the_students_words() -> None:
     """No docstring or string literal of the package (docs, reprs, messages) uses development vocabulary."""
     hits = []
-    for path in sorted((ROOT / "mlsysim_nb").glob("*.py")):
+    for path in sorted((ROOT / "mlsysim_nb").rglob("*.py")):
         for line, text in _package_strings(path):
             hits += _hits(f"{path.name}:{line}", text)
     assert hits == []
