@@ -26,6 +26,8 @@ def _no_mark(step: str) -> None:
 class GPTLayer(nn.Module):
     """A pre-LayerNorm GPT layer of width ``hidden`` with ``heads`` attention heads."""
 
+    scale: torch.Tensor
+
     def __init__(self, hidden: int, heads: int, *, attention: str, dropout_mask: str) -> None:
         super().__init__()
         self.heads = heads

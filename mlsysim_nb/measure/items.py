@@ -66,7 +66,7 @@ _LINEAR_INPUT = ("_saved_mat1", "_saved_self")
 
 #: (step of the forward pass, autograd slot) -> item key. Anything else a step saves is unattributed.
 SITES: dict[tuple[str, str], str] = {
-    **{("layernorm 1", "_saved_input"): "ln1_input"},
+    ("layernorm 1", "_saved_input"): "ln1_input",
     **{("qkv projection", slot): "qkv_input" for slot in _LINEAR_INPUT},
     **{("attention scores", slot): "qk" for slot in ("_saved_self", "_saved_mat2")},
     ("softmax", "_saved_result"): "softmax_output",
@@ -115,4 +115,3 @@ def predicted_items(scenario: Any) -> dict[str, float]:
         figure, constant = totals[i.term]
         out[i.key] = figure * i.coefficient / constant
     return out
-

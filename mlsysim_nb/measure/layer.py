@@ -92,7 +92,9 @@ def measure_layer(
     require_torch()
     saved = _run(sizes, dtype, attention, dropout_mask, seed)
     scenario = layer_scenario(**sizes, dtype=dtype)
-    return _account(sizes, dtype, attention, dropout_mask, scenario, saved)
+    return _account(
+        sizes=sizes, dtype=dtype, attention=attention, dropout_mask=dropout_mask, scenario=scenario, run=saved
+    )
 
 
 def _run(sizes: dict[str, int], dtype: str, attention: str, dropout_mask: str, seed: int) -> tuple[list[Any], set[int]]:
@@ -116,6 +118,7 @@ def _run(sizes: dict[str, int], dtype: str, attention: str, dropout_mask: str, s
 
 
 def _account(
+    *,
     sizes: dict[str, int],
     dtype: str,
     attention: str,
@@ -143,7 +146,8 @@ def _account(
         shape = tuple(int(n) for n in t.shape)
         dtype_name = str(t.dtype).removeprefix("torch.")
         slot = s.slot.removeprefix("_saved_")
-        rows.append(SavedTensor(s.step, s.op, slot, shape, dtype_name, own, item(key) if key else None, attributed))
+        found = item(key) if key else None
+        rows.append(SavedTensor(s.step, s.op, slot, shape, dtype_name, own, storages[s.storage], found, attributed))
     measured = sum(storages.values())
     predicted = predicted_items(scenario)
     items = tuple(ItemRow(i, Q_(predicted[i.key], "byte"), Q_(measured_items[i.key], "byte")) for i in ITEMS)

@@ -88,7 +88,7 @@ def layer_html(m: LayerMeasurement) -> str:
     items = _html_table(_ITEM_HEAD, [_item_cells(r) for r in m.items] + _totals(m))
     tensors = _html_table(_TENSOR_HEAD, [_tensor_cells(t) for t in m.tensors])
     fold = (
-        f"<details><summary>Saved tensors <span class=\"msn-headline\">&mdash; {len(m.tensors)} "
+        f'<details><summary>Saved tensors <span class="msn-headline">&mdash; {len(m.tensors)} '
         f"in forward order, parameters excluded</span></summary>{tensors}</details>"
     )
     return _wrap(m.title, summary, items + fold)

@@ -25,7 +25,8 @@ def _bytes(value: Any) -> str:
 class SavedTensor:
     """One tensor autograd kept: the forward step and the op that saved it, its shape, dtype and bytes.
 
-    ``bytes`` is the tensor's own size; ``attributed`` the bytes of its storage
+    ``bytes`` is the tensor's own size, ``storage_bytes`` the size of the
+    storage it views (larger for a view into a bigger buffer); ``attributed`` the bytes of its storage
     it was the first to account for (0 when an earlier row already covered
     them, or when it maps to no line item: ``item`` is then ``None``).
     """
@@ -36,6 +37,7 @@ class SavedTensor:
     shape: tuple[int, ...]
     dtype: str
     bytes: int
+    storage_bytes: int
     item: LineItem | None
     attributed: int
 

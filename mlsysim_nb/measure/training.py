@@ -105,11 +105,15 @@ def measure_training_state(
     if r.master:
         rows.append(StateRow("master_weights", "FP32 master copy", scenario.master_weights, measured["master"]))
     rows += [
-        StateRow("optimizer_state", "AdamW moments (exp_avg, exp_avg_sq)", scenario.optimizer_state, measured["moments"]),
+        StateRow(
+            "optimizer_state", "AdamW moments (exp_avg, exp_avg_sq)", scenario.optimizer_state, measured["moments"]
+        ),
         StateRow("step_counters", "AdamW step counters (one per tensor)", None, measured["steps"]),
     ]
     if r.master:
-        rows.append(StateRow("master_gradients", "FP32 master gradients (freed after the step)", None, measured["master_grads"]))
+        rows.append(
+            StateRow("master_gradients", "FP32 master gradients (freed after the step)", None, measured["master_grads"])
+        )
     return TrainingStateMeasurement(r.label, counts[0], counts[1], scenario, tuple(rows))
 
 
@@ -122,7 +126,10 @@ def _step(r: Recipe, shape: dict[str, int], micro_batch: int) -> tuple[dict[str,
     torch.manual_seed(0)
     kind = getattr(torch, r.model_dtype)
     model = nn.Sequential(
-        *(GPTLayer(shape["hidden"], shape["heads"], attention="explicit", dropout_mask="scaled") for _ in range(shape["layers"]))
+        *(
+            GPTLayer(shape["hidden"], shape["heads"], attention="explicit", dropout_mask="scaled")
+            for _ in range(shape["layers"])
+        )
     ).to(kind)
     params = list(model.parameters())
     updated = [p.detach().float().requires_grad_() for p in params] if r.master else params

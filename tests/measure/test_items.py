@@ -7,10 +7,9 @@ import sys
 
 import pytest
 
-import mlsysim_nb.measure.torch_extra as torch_extra
 from mlsysim_nb import KORTHIKANTI_PER_TOKEN_BYTES, KORTHIKANTI_SCORE_BYTES, Q_
 from mlsysim_nb.errors import FieldError
-from mlsysim_nb.measure import ITEMS, layer_scenario, measure_layer, measure_training_state
+from mlsysim_nb.measure import ITEMS, layer_scenario, measure_layer, measure_training_state, torch_extra
 from mlsysim_nb.measure.items import coefficient_sum, predicted_items
 
 # (s, b, h, a) of the issue, with sbh and a·s²·b worked by hand
@@ -86,7 +85,9 @@ def test_bad_layer_input_names_the_field(changes, field):
     assert err.value.field == field
 
 
-@pytest.mark.parametrize(("changes", "field"), [({"recipe": "fp8"}, "recipe"), ({"heads": 5}, "heads"), ({"layers": 0}, "layers")])
+@pytest.mark.parametrize(
+    ("changes", "field"), [({"recipe": "fp8"}, "recipe"), ({"heads": 5}, "heads"), ({"layers": 0}, "layers")]
+)
 def test_bad_training_input_names_the_field(changes, field):
     """An unknown recipe or a bad size raises FieldError naming the field."""
     with pytest.raises(FieldError, match=rf"^measure_training_state\.{field}: "):

@@ -44,7 +44,9 @@ def test_first_configuration_by_hand(torch):
 
 
 @pytest.mark.parametrize("name", CONFIGS)
-@pytest.mark.parametrize(("attention", "mask"), [("explicit", "scaled"), ("explicit", "bool"), ("fused", "scaled"), ("fused", "bool")])
+@pytest.mark.parametrize(
+    ("attention", "mask"), [("explicit", "scaled"), ("explicit", "bool"), ("fused", "scaled"), ("fused", "bool")]
+)
 def test_measured_bytes_match_the_hand_count(torch, name, attention, mask):
     """Measured = the paper's items (masks at 2 B with F.dropout, 1 B as bool) + LayerNorm stats (+ logsumexp if fused)."""
     _, sb, sbh, as2b, asb = CONFIGS[name]
@@ -111,6 +113,15 @@ def test_reshape_copies_are_what_the_scores_matmul_saves(torch):
         ("attention scores", "BmmBackward0", "self", (16, 256, 64)),
         ("attention x V", "BmmBackward0", "mat2", (16, 256, 64)),
     ]
+    assert {t.storage_bytes for t in m.tensors if t.item and t.item.key in {"qk", "v"}} == {2 * 262_144}
+
+
+def test_fused_attention_keeps_views_of_the_qkv_output(torch):
+    """Fused: Q, K and V are views of the one QKV output (6·sbh), counted once, split among the items by bytes."""
+    m = _measure("s256-b2-h512-a8", "fused", "scaled")
+    rows = [t for t in m.tensors if t.item and t.item.key in {"qk", "v"}]
+    assert {t.storage_bytes for t in rows} == {6 * 262_144}
+    assert sum(t.attributed for t in rows) == 6 * 262_144
 
 
 def test_repr_shows_measured_beside_predicted_per_item(torch):
@@ -122,7 +133,9 @@ def test_repr_shows_measured_beside_predicted_per_item(torch):
     page = m._repr_html_()
     for row in m.items:
         assert f"<td>{html.escape(row.item.label)}</td>" in page
-    assert "<td>GeLU input (8sbh)</td><td>MLP</td><td>2.097 MB (2 MiB)</td><td>2.097 MB (2 MiB)</td><td>1.000</td>" in page
+    assert (
+        "<td>GeLU input (8sbh)</td><td>MLP</td><td>2.097 MB (2 MiB)</td><td>2.097 MB (2 MiB)</td><td>1.000</td>" in page
+    )
 
 
 def test_measuring_twice_gives_the_same_report(torch):
