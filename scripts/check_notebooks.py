@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 ALLOWED_NOTEBOOK_METADATA = {"kernelspec", "language_info"}
-ALLOWED_CELL_METADATA = {"tags", "editable", "deletable", "jupyter"}
+ALLOWED_CELL_METADATA = {"tags", "editable", "deletable", "jupyter", "nbgrader"}
 ADDRESS = re.compile(r"at 0x[0-9a-fA-F]{6,16}")
 
 
