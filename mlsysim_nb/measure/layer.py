@@ -49,7 +49,7 @@ def measure_layer(
     micro_batch: int,
     hidden: int,
     heads: int,
-    dtype: str = "bfloat16",
+    dtype: Any = "bfloat16",
     attention: str = "explicit",
     dropout_mask: str = "scaled",
     seed: int = 0,
@@ -61,7 +61,8 @@ def measure_layer(
     seq_len, micro_batch, hidden, heads
         The layer's shape: s, b, h and a (``hidden`` must divide by ``heads``).
     dtype
-        ``"bfloat16"`` (default), ``"float16"`` or ``"float32"``: parameters and activations.
+        ``"bfloat16"`` (default), ``"float16"`` or ``"float32"``, or the ``torch.dtype`` itself:
+        parameters and activations.
     attention
         ``"explicit"``: scores, softmax and dropout written out; ``"fused"``:
         ``torch.nn.functional.scaled_dot_product_attention`` (no attention dropout).
@@ -85,6 +86,8 @@ def measure_layer(
     }
     if sizes["hidden"] % sizes["heads"]:
         raise FieldError(_OWNER, "heads", f"must divide hidden ({hidden}), got {heads}")
+    if not isinstance(dtype, str) and str(dtype).startswith("torch."):
+        dtype = str(dtype).removeprefix("torch.")  # a torch.dtype such as torch.bfloat16
     dtype = _choice("dtype", dtype, tuple(DTYPES))
     attention = _choice("attention", attention, _ATTENTION)
     dropout_mask = _choice("dropout_mask", dropout_mask, _MASKS)

@@ -152,3 +152,10 @@ def test_float32_layer_matches_the_models_4_byte_scaling(torch):
     m = measure_layer(seq_len=128, micro_batch=1, hidden=256, heads=4, dtype="float32", dropout_mask="bool")
     expected = {i.key: (0.5 if i.key in MASK_ITEMS else 1.0) for i in ITEMS}
     assert {r.item.key: r.ratio for r in m.items} == expected
+
+
+def test_a_torch_dtype_is_accepted(torch):
+    """dtype=torch.bfloat16 measures the same layer as dtype="bfloat16"."""
+    by_object = measure_layer(seq_len=128, micro_batch=1, hidden=256, heads=4, dtype=torch.bfloat16)
+    by_name = measure_layer(seq_len=128, micro_batch=1, hidden=256, heads=4, dtype="bfloat16")
+    assert (by_object.dtype, by_object.measured) == ("bfloat16", by_name.measured)
