@@ -159,3 +159,11 @@ def test_a_torch_dtype_is_accepted(torch):
     by_object = measure_layer(seq_len=128, micro_batch=1, hidden=256, heads=4, dtype=torch.bfloat16)
     by_name = measure_layer(seq_len=128, micro_batch=1, hidden=256, heads=4, dtype="bfloat16")
     assert (by_object.dtype, by_object.measured) == ("bfloat16", by_name.measured)
+
+
+@pytest.mark.parametrize("attention", ["explicit", "fused"])
+def test_hooks_and_graph_walk_agree(torch, attention):
+    """Every tensor the hooks saw is found in the autograd graph, so each row names the op that saved it."""
+    m = _measure("s256-b2-h512-a8", attention, "scaled")
+    assert [t for t in m.tensors if t.op == "(not in the graph)"] == []
+    assert len(m.tensors) == (19 if attention == "explicit" else 18)
