@@ -18,9 +18,9 @@ $(VENV)/.lab-installed: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[lab]"
 	touch $@
 
-# everything the test suite needs (reference oracle, nbval, playwright, linters)
+# everything the test suite needs (reference oracle, nbval, playwright, linters, PyTorch for the lab)
 $(VENV)/.test-installed: $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[lab,test,browser,lint]"
+	$(BIN)/python -m pip install --quiet -e ".[lab,test,browser,lint,measure]"
 	touch $@
 
 env: $(VENV)/.lab-installed

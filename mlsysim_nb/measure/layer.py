@@ -1,0 +1,168 @@
+"""``measure_layer``: run one GPT layer forward in PyTorch and account for every byte it saves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mlsysim_nb.errors import FieldError
+from mlsysim_nb.fields import check_count
+from mlsysim_nb.measure.items import ITEMS, SITES, item, predicted_items
+from mlsysim_nb.measure.results import ItemRow, LayerMeasurement, SavedTensor
+from mlsysim_nb.measure.torch_extra import require_torch
+from mlsysim_nb.scenarios import ActivationMemoryScenario
+from mlsysim_nb.units import Q_
+from mlsysim_nb.workloads import Workload
+
+__all__ = ["DTYPES", "layer_scenario", "measure_layer"]
+
+_OWNER = "measure_layer"
+#: The value widths the lab runs, by PyTorch's dtype name, with their bytes per value.
+DTYPES = {"bfloat16": 2, "float16": 2, "float32": 4}
+_ATTENTION = ("explicit", "fused")
+_MASKS = ("scaled", "bool")
+
+
+def _choice(field: str, value: Any, valid: tuple[str, ...]) -> str:
+    if value not in valid:
+        raise FieldError(_OWNER, field, f"must be one of {', '.join(map(repr, valid))}, got {value!r}")
+    return str(value)
+
+
+def layer_scenario(seq_len: int, micro_batch: int, hidden: int, heads: int, dtype: str) -> ActivationMemoryScenario:
+    """The model's scenario for one layer of this shape: what ``measure_layer`` compares against."""
+    workload = Workload(
+        name=f"one GPT layer (h={hidden}, a={heads})",
+        parameters=12 * hidden * hidden + 13 * hidden,  # QKV, projection, 4h MLP with biases, two LayerNorms
+        layers=1,
+        hidden_dim=hidden,
+        heads=heads,
+        context_length=seq_len,
+    )
+    return ActivationMemoryScenario(
+        workload=workload, micro_batch=micro_batch, seq_len=seq_len, precision_bytes=DTYPES[dtype]
+    )
+
+
+def measure_layer(
+    *,
+    seq_len: int,
+    micro_batch: int,
+    hidden: int,
+    heads: int,
+    dtype: Any = "bfloat16",
+    attention: str = "explicit",
+    dropout_mask: str = "scaled",
+    seed: int = 0,
+) -> LayerMeasurement:
+    """Run one GPT layer forward on the CPU and attribute every saved byte to the model's line items.
+
+    Parameters
+    ----------
+    seq_len, micro_batch, hidden, heads
+        The layer's shape: s, b, h and a (``hidden`` must divide by ``heads``).
+    dtype
+        ``"bfloat16"`` (default), ``"float16"`` or ``"float32"``, or the ``torch.dtype`` itself:
+        parameters and activations.
+    attention
+        ``"explicit"``: scores, softmax and dropout written out; ``"fused"``:
+        ``torch.nn.functional.scaled_dot_product_attention`` (no attention dropout).
+    dropout_mask
+        ``"scaled"``: ``torch.nn.functional.dropout``, which on the CPU keeps the
+        scaled noise in the activations' dtype; ``"bool"``: ``torch.native_dropout``,
+        which keeps a one-byte mask, as the paper counts it.
+    seed
+        Seeds PyTorch's generator (the bytes do not depend on it; the values do).
+
+    Raises
+    ------
+    FieldError
+        For a bad size or choice, naming the field.
+    ImportError
+        Without PyTorch, saying how to install the ``measure`` extra.
+    """
+    sizes = {
+        name: check_count(_OWNER, name, value)
+        for name, value in [("seq_len", seq_len), ("micro_batch", micro_batch), ("hidden", hidden), ("heads", heads)]
+    }
+    if sizes["hidden"] % sizes["heads"]:
+        raise FieldError(_OWNER, "heads", f"must divide hidden ({hidden}), got {heads}")
+    if not isinstance(dtype, str) and str(dtype).startswith("torch."):
+        dtype = str(dtype).removeprefix("torch.")  # a torch.dtype such as torch.bfloat16
+    dtype = _choice("dtype", dtype, tuple(DTYPES))
+    attention = _choice("attention", attention, _ATTENTION)
+    dropout_mask = _choice("dropout_mask", dropout_mask, _MASKS)
+    check_count(_OWNER, "seed", seed, minimum=0)
+    require_torch()
+    saved = _run(sizes, dtype, attention, dropout_mask, seed)
+    scenario = layer_scenario(**sizes, dtype=dtype)
+    return _account(
+        sizes=sizes, dtype=dtype, attention=attention, dropout_mask=dropout_mask, scenario=scenario, run=saved
+    )
+
+
+def _run(sizes: dict[str, int], dtype: str, attention: str, dropout_mask: str, seed: int) -> tuple[list[Any], set[int]]:
+    import torch
+
+    from mlsysim_nb.measure._layer import GPTLayer
+    from mlsysim_nb.measure._saved import record
+
+    torch.manual_seed(seed)
+    kind = getattr(torch, dtype)
+    layer = GPTLayer(sizes["hidden"], sizes["heads"], attention=attention, dropout_mask=dropout_mask).to(kind)
+    x = torch.randn(sizes["seq_len"], sizes["micro_batch"], sizes["hidden"], dtype=kind, requires_grad=True)
+
+    def run(mark: Any) -> Any:
+        layer.mark = mark
+        return layer(x)
+
+    _, saved = record(run)
+    constants = {int(p.untyped_storage().data_ptr()) for p in (*layer.parameters(), *layer.buffers())}
+    return saved, constants
+
+
+def _account(
+    *,
+    sizes: dict[str, int],
+    dtype: str,
+    attention: str,
+    dropout_mask: str,
+    scenario: ActivationMemoryScenario,
+    run: tuple[list[Any], set[int]],
+) -> LayerMeasurement:
+    from mlsysim_nb.measure._saved import Claims, storage_bytes
+
+    saved, constants = run
+    claims = Claims()
+    storages: dict[int, int] = {}
+    rows = []
+    measured_items = dict.fromkeys((i.key for i in ITEMS), 0)
+    for s in saved:
+        if s.storage in constants:
+            continue  # parameters, and the 1/sqrt(d) buffer
+        storages[s.storage] = storage_bytes(s.tensor)
+        key = SITES.get((s.step, s.slot))
+        attributed = claims.claim(s) if key is not None else 0
+        if key is not None:
+            measured_items[key] += attributed
+        t = s.tensor
+        own = t.numel() * t.element_size()
+        shape = tuple(int(n) for n in t.shape)
+        dtype_name = str(t.dtype).removeprefix("torch.")
+        slot = s.slot.removeprefix("_saved_")
+        found = item(key) if key else None
+        rows.append(SavedTensor(s.step, s.op, slot, shape, dtype_name, own, storages[s.storage], found, attributed))
+    measured = sum(storages.values())
+    predicted = predicted_items(scenario)
+    items = tuple(ItemRow(i, Q_(predicted[i.key], "byte"), Q_(measured_items[i.key], "byte")) for i in ITEMS)
+    return LayerMeasurement(
+        **sizes,
+        dtype=dtype,
+        attention=attention,
+        dropout_mask=dropout_mask,
+        scenario=scenario,
+        tensors=tuple(rows),
+        items=items,
+        measured=Q_(measured, "byte"),
+        predicted=scenario.activations("none"),
+        unattributed=Q_(measured - sum(measured_items.values()), "byte"),
+    )
