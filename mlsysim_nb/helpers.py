@@ -1,4 +1,4 @@
-"""The helper functions (as in the reference implementation, mlsysim): small pure functions over the formulas of :mod:`mlsysim_nb.physics`.
+"""The helper functions of the reference implementation (mlsysim), over :mod:`mlsysim_nb.physics`'s formulas.
 
 Each evaluates the same :class:`~mlsysim_nb.formula.Formula` records the
 scenarios use (so the equations are never retyped) and returns a pint
