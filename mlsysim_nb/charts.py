@@ -62,10 +62,11 @@ def memory_bar(breakdown: MemoryChart, ax: Any = None, *, title: str = "") -> An
         from matplotlib.figure import Figure
 
         bars = breakdown.bars
-        height = 1.3 + 0.5 * len(bars)
+        top = 0.3 + (0.3 if title or breakdown.caption else 0.0)  # room for the caption over the capacity label
+        height = 1.3 + 0.5 * len(bars) + top - 0.3
         fig = Figure(figsize=(6.4, height), dpi=72, facecolor="white")
         # fixed margins in inches (constrained layout would triple the render time)
-        fig.subplots_adjust(left=1.45 / 6.4, right=0.97, top=1 - 0.3 / height, bottom=0.95 / height)
+        fig.subplots_adjust(left=1.45 / 6.4, right=0.97, top=1 - top / height, bottom=0.95 / height)
         ax = fig.add_subplot()
     else:
         fig = ax.figure
@@ -91,13 +92,16 @@ def memory_bar(breakdown: MemoryChart, ax: Any = None, *, title: str = "") -> An
     capacity = breakdown.capacity
     if capacity:
         ax.axvline(_gb(capacity), color="#1a1a1a", linestyle="--", linewidth=1.2)
+        widest = max([sum(parts.values()) for _, parts in breakdown.bars] + [capacity])
+        # a line near the right edge takes its label on its left, so the label stays inside the figure
+        align = "right" if capacity > 0.6 * widest else "center"
         ax.text(
             _gb(capacity),
             1.01,
             breakdown.capacity_label,
             transform=ax.get_xaxis_transform(),
             fontsize=8,
-            ha="center",
+            ha=align,
             va="bottom",
             color="#1a1a1a",
         )
@@ -111,7 +115,7 @@ def memory_bar(breakdown: MemoryChart, ax: Any = None, *, title: str = "") -> An
     fig.legend(loc="lower center", fontsize=8, frameon=False, ncols=min(4, len(seen)), bbox_to_anchor=(0.5, 0.0))
     title = title or breakdown.caption
     if title:
-        ax.set_title(title, fontsize=10, color="#1a1a1a", loc="left", pad=14 if capacity else 6)
+        ax.set_title(title, fontsize=10, color="#1a1a1a", loc="left", pad=16 if capacity else 6)
     return fig
 
 

@@ -426,16 +426,8 @@ class ParallelTrainingScenario(Scenario):
         }
         if self.activations is not None:
             parts["activations"] = m("activations_per_device")
-        bars: tuple[tuple[str, dict[str, Any]], ...] = (("one device (first pipeline stage)", parts),)
-        if self.activations is not None and self.devices > 1:
-            single = {
-                "weights": m("replica_weights") * self.model_parallel,
-                "gradients": m("replica_gradients") * self.model_parallel,
-                "optimizer state": m("replica_optimizer_state") * self.model_parallel,
-                "master copy": m("replica_master_weights") * self.model_parallel,
-                "activations": self.activations.magnitude(f"activations_{self.recompute}"),
-            }
-            bars = (*bars, ("the same run on one device", single))
+        # the first pipeline stage's device: it holds the most activations
+        bars: tuple[tuple[str, dict[str, Any]], ...] = (("one device", parts),)
         verdict = self.headline().verdict
         caption = verdict.text if verdict is not None else ""
         if self.hardware is None:
