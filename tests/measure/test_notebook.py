@@ -59,9 +59,9 @@ def test_test_cells_are_locked_with_points_and_require_their_answer():
         assert (meta["solution"], meta["grade"], meta["locked"], meta["points"]) == (False, True, True, 1)
         assert "exercise" in cell["metadata"]["tags"]
         text = _source(cell)
-        assert f'check(answer_10_{n},' in text and f'label="10.{n}"' in text and "hints=[" in text
         hidden = text[text.index("### BEGIN HIDDEN TESTS") : text.index("### END HIDDEN TESTS")]
-        assert f"require(answer_10_{n}," in hidden
+        found = (f"check(answer_10_{n}," in text, f'label="10.{n}"' in text, "hints=[" in text)
+        assert (found, f"require(answer_10_{n}," in hidden) == ((True, True, True), True)
 
 
 def test_explain_cell_is_graded_by_hand():
