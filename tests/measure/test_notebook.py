@@ -39,27 +39,29 @@ def test_nbgrader_cells_follow_the_course_schema():
 
 
 def test_answer_cells_hold_a_solution_and_start_unanswered():
-    """Answer cells: solution, not graded, tagged exercise, `answer = None` then a solution block."""
+    """Answer cells: solution, not graded, `answer_10_N = None` first, then a solution block."""
     answers = [c for c in _graded(_cells()) if c["metadata"]["nbgrader"]["grade_id"].startswith("answer_")]
-    assert len(answers) == 4
-    for cell in answers:
+    assert [c["metadata"]["nbgrader"]["grade_id"] for c in answers] == [f"answer_10_{n}" for n in range(1, 5)]
+    for n, cell in enumerate(answers, start=1):
         meta = cell["metadata"]["nbgrader"]
         assert (meta["solution"], meta["grade"], meta["locked"]) == (True, False, False)
-        assert "exercise" in cell["metadata"]["tags"]
         text = _source(cell)
-        assert text.index("\nanswer = None") < text.index("### BEGIN SOLUTION") < text.index("### END SOLUTION")
+        assert text.startswith(f"answer_10_{n} = None")
+        assert text.index("### BEGIN SOLUTION") < text.index("### END SOLUTION")
 
 
-def test_test_cells_are_locked_with_points_and_fail_unanswered():
-    """Autograder cells: graded, locked, with points; their hidden tests refuse an unanswered exercise."""
+def test_test_cells_are_locked_with_points_and_require_their_answer():
+    """Check cells: tagged exercise, graded, locked, 1 point; self-check with hints, hidden `require` of their answer."""
     tests = [c for c in _graded(_cells()) if c["metadata"]["nbgrader"]["grade_id"].startswith("check_")]
-    assert len(tests) == 4
-    for cell in tests:
+    assert [c["metadata"]["nbgrader"]["grade_id"] for c in tests] == [f"check_10_{n}" for n in range(1, 5)]
+    for n, cell in enumerate(tests, start=1):
         meta = cell["metadata"]["nbgrader"]
         assert (meta["solution"], meta["grade"], meta["locked"], meta["points"]) == (False, True, True, 1)
+        assert "exercise" in cell["metadata"]["tags"]
         text = _source(cell)
-        assert "### BEGIN HIDDEN TESTS" in text
-        assert "assert answer is not None" in text
+        hidden = text[text.index("### BEGIN HIDDEN TESTS") : text.index("### END HIDDEN TESTS")]
+        found = (f"check(answer_10_{n}," in text, f'label="10.{n}"' in text, "hints=[" in text)
+        assert (found, f"require(answer_10_{n}," in hidden) == ((True, True, True), True)
 
 
 def test_explain_cell_is_graded_by_hand():
