@@ -26,6 +26,8 @@ __all__ = ["Scenario", "changed_fields", "derived", "is_array"]
 
 
 _CHANGED: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("changed", default=frozenset())
+#: the scenario a variant() is made from: its fields' checked magnitudes are reused for the unchanged ones
+_ORIGIN: contextvars.ContextVar[Any] = contextvars.ContextVar("origin", default=None)
 
 
 def changed_fields() -> frozenset[str]:
@@ -176,6 +178,7 @@ class Scenario:
     """Base of the frozen scenario dataclasses: validation hooks and ``variant()``."""
 
     _env: Env
+    _checked: dict[str, Any]
     #: the formulas of this scenario's derivation, in reading order
     FORMULA_NAMES: ClassVar[tuple[str, ...]] = ()
 
@@ -199,10 +202,12 @@ class Scenario:
             # a title describes the scenario it was given to; a changed scenario drops it rather than mislead
             changes = {**changes, **{k: "" for k in ("name", "description") if k in names}}
         token = _CHANGED.set(frozenset(changes))
+        origin = _ORIGIN.set(self)
         try:
             return dataclasses.replace(self, **changes)  # type: ignore[type-var]
         finally:
             _CHANGED.reset(token)
+            _ORIGIN.reset(origin)
 
     def rebind(self, **changes: Any) -> Any:
         """``variant(**changes)`` plus the fields that follow the changed ones.
@@ -220,9 +225,17 @@ class Scenario:
             if not isinstance(value, str):
                 raise FieldError(owner, name, f"must be a string, got {type(value).__name__} {value!r}")
         magnitudes: dict[str, Any] = {}
+        origin = _ORIGIN.get()
+        # variant(): a field left as it was (the very same object) was checked when the origin was made
+        known = origin._checked if type(origin) is type(self) else {}  # noqa: SLF001 - same class
         for name, declared in knobs(self).items():
-            stored, magnitudes[name] = declared.check(owner, name, getattr(self, name))
+            value = getattr(self, name)
+            if name in known and value is getattr(origin, name):
+                magnitudes[name] = known[name]
+                continue
+            stored, magnitudes[name] = declared.check(owner, name, value)
             object.__setattr__(self, name, stored)
+        object.__setattr__(self, "_checked", dict(magnitudes))
         arrays = {k: np.shape(v) for k, v in magnitudes.items() if isinstance(v, np.ndarray) and v.ndim}
         if len(arrays) > 1:
             try:
