@@ -48,10 +48,12 @@ class Env:
 
     __slots__ = ("needs", "values", "vectorised")
 
-    def __init__(self, values: dict[str, Any], needs: Mapping[str, str]) -> None:
+    def __init__(self, values: dict[str, Any], needs: Mapping[str, str], *, vectorised: bool | None = None) -> None:
         self.values = values
         self.needs = needs
-        self.vectorised = any(isinstance(v, np.ndarray) for v in values.values())
+        if vectorised is None:
+            vectorised = any(type(v) is np.ndarray for v in values.values())
+        self.vectorised = vectorised
 
     def get(self, name: str) -> Any:
         """The magnitude of ``name``, computing it from its formula on first use."""
@@ -89,7 +91,8 @@ class Env:
 
     def with_inputs(self, extra: Mapping[str, Any]) -> Env:
         """A child environment for a method call: ``extra`` inputs, the same cached values."""
-        return Env({**self.values, **extra}, self.needs)
+        vectorised = self.vectorised or any(type(v) is np.ndarray for v in extra.values())
+        return Env({**self.values, **extra}, self.needs, vectorised=vectorised)
 
 
 def _not_finite(name: str, case: str) -> None:
