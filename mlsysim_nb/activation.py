@@ -308,7 +308,7 @@ class ActivationMemoryScenario(Scenario):
                 "checkpoint_segments",
                 value=self.checkpoint_segments or 0,
                 low=0,
-                bind=lambda s, v: {"checkpoint_segments": int(v) or None},
+                bind=lambda s, v: {"checkpoint_segments": None if v == 0 else v},
             ),
             c.view_control("strategy", "recomputation", STRATEGIES),
         ]

@@ -30,6 +30,14 @@ _CHANGED: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("chang
 _ORIGIN: contextvars.ContextVar[Any] = contextvars.ContextVar("origin", default=None)
 
 
+#: how the inputs table names the fields that hold a record or another scenario
+_RECORD_LABELS = {
+    "hardware": "the accelerator",
+    "state": "single-device recipe and device",
+    "activations": "saved activations",
+}
+
+
 def changed_fields() -> frozenset[str]:
     """The fields the ``variant()`` call being validated changes (empty outside one).
 
@@ -362,6 +370,8 @@ class Scenario:
         """How the inputs table explains field ``name``."""
         if name in QUANTITIES:
             return QUANTITIES[name].label
+        if name in _RECORD_LABELS:
+            return _RECORD_LABELS[name]
         declared = knobs(self).get(name)
         return declared.label if declared is not None and declared.label else name.replace("_", " ")
 

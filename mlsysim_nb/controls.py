@@ -169,9 +169,7 @@ def changes_for(spec: ControlSpec, scenario: Scenario, value: Any) -> Changes:
         return {}
     if spec.bind is not None:
         return spec.bind(scenario, value)
-    if spec.kind in {"log", "int"}:
-        return {spec.name: int(value)}
-    return {spec.name: value}
+    return {spec.name: value}  # a fraction is the model's to refuse, never truncated here
 
 
 def apply_control(scenario: Scenario, spec: ControlSpec, value: Any, **extra: Any) -> Any:

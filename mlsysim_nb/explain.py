@@ -125,6 +125,8 @@ def _step(env: Any, shown: str, name: str) -> Step:
 
 
 def _value_text(value: Any, base: str) -> str:
+    if hasattr(value, "headline"):  # a scenario inside a scenario: its one-line answer
+        return str(value.headline())
     if hasattr(value, "memory") or hasattr(value, "parameters"):  # a record: the device or the workload
         return str(value.name)
     if hasattr(value, "units"):

@@ -70,7 +70,7 @@ QUANTITIES: dict[str, Quantity] = {
     "adapter_saved": _q("M", "saved", "byte", "state saved by adapters"),
     "adapter_reduction": _q("R", "ad", "", "adapter reduction"),
     "adapter_kept_share": _q("k", "ad", "", "share of full state kept"),
-    "frozen_share": _q("φ", "frozen", "", "frozen base's share"),
+    "frozen_share": _q("φ", "frozen", "", "the weights' share of the state (frozen with adapters)"),
     "adapter_reduction_ceiling": _q("R", "max", "", "reduction ceiling"),
     "copies": _q("c", "", "", "state in weight copies"),
     "training_total": _q("M", "train", "byte", "state plus activations"),

@@ -49,14 +49,14 @@ _S = SectionSpec
 _SECTIONS = (
     _S("Layout", (("model_parallel", "model_parallel"), ("devices", "devices")), "devices"),
     _S(
-        "State per model replica (split by t·p)",
+        "State of one model replica, before the t·p split",
         (
             ("replica_weights", "replica_weights"),
             ("replica_gradients", "replica_gradients"),
             ("replica_optimizer_state", "replica_optimizer_state"),
             ("replica_master_weights", "replica_master_weights"),
         ),
-        "replica_optimizer_state",
+        "replica_weights",
     ),
     _S(
         "Sharding across the N_d replicas (ZeRO)",
@@ -110,16 +110,20 @@ _SECTIONS = (
         "total_per_device",
     ),
     _S(
-        "Communication per step",
+        "Data-parallel communication per step",
         (
             ("trained_parameters", "trained_parameters"),
             ("stored_parameters", "stored_parameters"),
             ("gradient_allreduce_traffic", "gradient_allreduce_traffic"),
             ("zero_traffic_multiple", "zero_traffic_multiple"),
             ("data_parallel_traffic", "data_parallel_traffic"),
-            ("tensor_parallel_traffic_per_layer", "tensor_parallel_traffic_per_layer"),
         ),
         "data_parallel_traffic",
+    ),
+    _S(
+        "Tensor-parallel communication",
+        (("tensor_parallel_traffic_per_layer", "tensor_parallel_traffic_per_layer"),),
+        "tensor_parallel_traffic_per_layer",
     ),
 )
 _NOTES = (
@@ -413,7 +417,8 @@ class ParallelTrainingScenario(Scenario):
         cap = format_bytes(self.magnitude("capacity"), binary=True)
         line = f"{head}: {used} per device, {share} of {cap}"
         ok = bool(self.fits)
-        return Headline(line, Verdict("fits on every device" if ok else "does not fit on one device", ok))
+        verdict = "fits: every device holds its share" if ok else "does not fit: a device needs more than its memory"
+        return Headline(line, Verdict(verdict, ok))
 
     def memory_chart(self) -> MemoryChart:
         """One device's memory (the first pipeline stage's), part by part, against its capacity."""
@@ -443,12 +448,13 @@ class ParallelTrainingScenario(Scenario):
         """The recipe and the device, from ``state``, and the geometry, from ``activations``."""
         from mlsysim_nb.workloads import workload_rows
 
-        rows = [("state", "single-device recipe", recipe(self.state))]
-        rows += workload_rows(self.workload)
+        rows = workload_rows(self.workload)
         if self.activations is not None:
             a = self.activations
             rows.append(("activations.micro_batch", "micro-batch per replica", str(a.micro_batch)))
             rows.append(("activations.sequence", "sequence length", str(a.magnitude("sequence"))))
+            width = a.magnitude("precision_bytes")
+            rows.append(("activations.precision_bytes", "activation width b_act", f"{width:g} B"))
         if self.hardware is not None:
             rows.append(
                 ("hardware.memory.capacity", "device memory capacity", capacity_text(self.hardware.memory.capacity))
@@ -468,7 +474,7 @@ class ParallelTrainingScenario(Scenario):
 
     def layout(self) -> str:
         """The layout in the course's notation: ``N_d=1 (ZeRO 0) × t=8 + SP × p=8, selective recomputation``."""
-        sp = " + SP" if np.any(self.sequence_parallel) else ""
+        sp = " + SP" if np.any(self.sequence_parallel) and np.any(np.asarray(self.tensor_parallel) > 1) else ""
         interleave = f" (m={self.interleave})" if np.any(np.asarray(self.interleave) > 1) else ""
         return (
             f"N_d={self.data_parallel} (ZeRO {self.zero_stage}) × t={self.tensor_parallel}{sp} × "

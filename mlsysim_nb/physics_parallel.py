@@ -204,7 +204,7 @@ _ACTIVATIONS = [
         note="Full recomputation keeps only each layer's input: 2sbh, as Table 2 gives it; with sequence"
         " parallelism that input is itself split along the sequence (2sbh/t), as Megatron-LM keeps it.",
     ),
-    _F("stage_layers", "layers / pipeline_parallel", "Layers on one pipeline stage: L/p."),
+    _F("stage_layers", "layers // pipeline_parallel", "Layers on one pipeline stage: L/p (p divides L)."),
     _P(
         "interleave_factor",
         doc="Extra micro-batches the first stage holds under the interleaved schedule.",

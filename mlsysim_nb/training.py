@@ -47,7 +47,6 @@ _SECTIONS = (
             ("optimizer_values_per_parameter", "optimizer_values_per_parameter"),
             ("master_weights", "master_weights"),
             ("bytes_per_trained_parameter", "bytes_per_trained_parameter"),
-            ("full_state", "full_state"),
             ("total", "total"),
             ("copies", "copies"),
             ("frozen_share", "frozen_share"),
@@ -64,6 +63,7 @@ _SECTIONS = (
             ("adapter_optimizer_state", "adapter_optimizer_state"),
             ("adapter_state", "adapter_state"),
             ("adapter_fraction", "adapter_fraction"),
+            ("full_state", "full_state"),
             ("adapter_saved", "adapter_saved"),
             ("adapter_reduction", "adapter_reduction"),
             ("adapter_kept_share", "adapter_kept_share"),
@@ -362,7 +362,7 @@ class TrainingStateFitScenario(Scenario):
         ``variant()`` itself changes only what it is given.
         """
         if "batch_size" in changes and "activations" not in changes and self.activations is not None:
-            batch = check_count(f"{type(self).__name__}.rebind", "batch_size", changes["batch_size"])
+            batch = check_count(type(self).__name__, "batch_size", changes["batch_size"])
             if self.batch_size is not None:
                 changes["activations"] = self.activations_at(batch)
         return self.variant(**changes)
@@ -539,7 +539,7 @@ def _shape_bind(name: str) -> Any:
     """Setting one number of the adapter shape: the rest of the shape follows (a stated count is dropped)."""
 
     def bind(s: TrainingStateFitScenario, value: Any) -> dict[str, Any]:
-        return {**_shape_defaults(s), name: int(value)}
+        return {**_shape_defaults(s), name: value}  # the model refuses a fraction
 
     return bind
 

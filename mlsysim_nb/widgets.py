@@ -10,6 +10,7 @@ shows its message in the panel and the last good scenario and picture stay.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -79,16 +80,39 @@ def chart_data(scenario: Scenario) -> dict[str, Any]:
 _COMMON = {"style": {"description_width": "initial"}, "layout": {"width": "98%"}}
 
 
+#: a powers-of-two slider stops here; the box beside it takes any whole number the field accepts
+SLIDER_MAX = 2**12
+
+
 def _log_control(spec: ControlSpec) -> tuple[Any, Any]:
-    """A powers-of-two slider to drag and a box that takes any whole number in range, linked."""
-    lo, hi = log2_bounds(spec)
-    value = max(int(spec.value), 1)
+    """A powers-of-two slider to drag and a text box that takes any whole number, linked.
+
+    The box is plain text, not a bounded number box: a browser would clamp 0 or a huge value into
+    range silently, while here every typed value reaches the model's check, and a rejected one shows
+    its reason in the panel.
+    """
+    lo, hi = log2_bounds(dataclasses.replace(spec, high=min(spec.high, SLIDER_MAX)))
+    value = min(max(int(spec.value), 1), 2**hi)
     slider = w.FloatLogSlider(
         value=value, base=2, min=lo, max=hi, step=1, readout=False, continuous_update=True,
-        description=spec.label, style={"description_width": "initial"}, layout=w.Layout(width="70%"),
+        description=spec.label, style={"description_width": "initial"},
+        layout=w.Layout(flex="1 1 auto", min_width="150px"),
     )  # fmt: skip
-    box = w.BoundedIntText(value=int(spec.value), min=int(spec.low), max=int(spec.high), layout=w.Layout(width="28%"))
+    box = w.Text(value=str(spec.value), continuous_update=False, layout=w.Layout(width="7em", flex="0 0 auto"))
     return w.HBox([slider, box], layout=w.Layout(width="98%")), (slider, box)
+
+
+def typed_number(text: Any) -> Any:
+    """What a student typed in a number box: an int, a float, or the text itself (refused with a reason)."""
+    if not isinstance(text, str):
+        return text
+    cleaned = text.strip().replace(",", "").replace("_", "")
+    for kind in (int, float):
+        try:
+            return kind(cleaned)
+        except ValueError:
+            continue
+    return text
 
 
 def _widget(spec: ControlSpec) -> Any:
@@ -138,18 +162,22 @@ class ScenarioExplorer(w.VBox):
                 box, (slider, entry) = _log_control(spec)
                 self._sliders[name] = slider
                 slider.observe(lambda change, name=name: self._on_change(name, round(change["new"])), names="value")
+                entry.observe(
+                    lambda change, name=name: self._on_change(name, typed_number(change["new"])), names="value"
+                )
                 self.controls[name] = entry
             else:
                 box = self.controls[name] = _widget(spec)
             if spec.kind == "view":
                 self.view[name] = spec.value
-            self.controls[name].observe(lambda change, name=name: self._on_change(name, change["new"]), names="value")
+            else:
+                box.observe(lambda change, name=name: self._on_change(name, change["new"]), names="value")
             boxes.append(box)
         self.status = w.HTML(value="", layout=w.Layout(min_height="1.5em"))
         self.chart = MemoryBarWidget()
         self.derivation = w.HTML(layout=w.Layout(width="100%"))
         grid = w.GridBox(
-            boxes, layout=w.Layout(grid_template_columns="repeat(auto-fill, minmax(300px, 1fr))", width="100%")
+            boxes, layout=w.Layout(grid_template_columns="repeat(auto-fill, minmax(340px, 1fr))", width="100%")
         )
         super().__init__([grid, self.status, self.chart, self.derivation], layout=w.Layout(width="100%"), **kwargs)
         self._render()
@@ -193,10 +221,8 @@ class ScenarioExplorer(w.VBox):
         if value == spec.value:  # the value in use: nothing to recompute
             return
         try:
-            changes = changes_for(spec, self._scenario, value)
-            if "name" in self._scenario.field_names():
-                changes["name"] = self._title(changes)
-            new = self._scenario.rebind(**changes)  # one validation per change
+            # one validation per change; variant() drops a title the change would make stale
+            new = self._scenario.rebind(**changes_for(spec, self._scenario, value))
         except Exception as err:  # noqa: BLE001 - any rejection is shown, never raised into the notebook
             self._reject(spec, value, str(err))
             return
@@ -208,25 +234,6 @@ class ScenarioExplorer(w.VBox):
         self._sync_controls()
         for callback in self._callbacks:
             callback(self._scenario)
-
-    def _title(self, changes: dict[str, Any]) -> str:
-        """The starting scenario's title plus what the controls changed, so the title never misleads."""
-        origin = self._origin
-        current = {**self._scenario.inputs(), **changes}
-        changed = []
-        for name in origin.field_names():
-            if name in ("name", "description"):
-                continue
-            try:
-                same = bool(current[name] == getattr(origin, name))
-            except (TypeError, ValueError):
-                same = False
-            if not same:
-                changed.append(name)
-        name = str(getattr(origin, "name", ""))
-        if not name:  # no title of its own: the new scenario's fields name it (never stale)
-            return ""
-        return name if not changed else f"{name} — changed: {', '.join(changed)}"
 
     def _render(self, *, derivation: bool = True) -> None:
         highlight = next(iter(self.view.values()), "")
@@ -244,12 +251,14 @@ class ScenarioExplorer(w.VBox):
                     continue
                 if spec.kind == "dropdown" and list(control.options) != list(spec.options):
                     control.options = list(spec.options)
-                if spec.kind in {"int", "log"} and control.max != int(spec.high):  # e.g. segments <= the layers
+                if spec.kind == "int" and control.max != int(spec.high):  # e.g. segments <= the layers
                     control.max = int(spec.high)
-                if control.value != spec.value:
-                    control.value = spec.value
+                shown = str(spec.value) if spec.kind == "log" else spec.value  # the log control's box is text
+                if control.value != shown:
+                    control.value = shown
                 if spec.name in self._sliders and spec.value >= 1:
-                    self._sliders[spec.name].value = spec.value
+                    slider = self._sliders[spec.name]
+                    slider.value = min(spec.value, 2**slider.max)
                 control.disabled = spec.disabled
                 self.specs[spec.name] = spec
         finally:

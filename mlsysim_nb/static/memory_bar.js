@@ -2,7 +2,7 @@
 // capacity line, drawn as SVG from numbers computed in Python. Hover a segment
 // for its value; bars glide to new widths when the model changes.
 const SVG = "http://www.w3.org/2000/svg";
-const W = 560, LEFT = 150, ROW = 34, TOP = 40, RIGHT = 70;
+const W = 560, LEFT = 150, ROW = 34, TOP = 40, RIGHT = 70, LEGEND = 22;
 
 function node(tag, attrs, parent) {
   const n = document.createElementNS(SVG, tag);
@@ -30,7 +30,7 @@ function render({ model, el }) {
     const cap = model.get("capacity");
     const highlight = model.get("highlight");
     const max = Math.max(cap || 0, ...bars.map((b) => b.total_gb), 1e-9) * 1.08;
-    const height = TOP + ROW * bars.length + 8;
+    const height = TOP + ROW * bars.length + 8 + LEGEND;
     const x = (gb) => LEFT + (gb / max) * (W - LEFT - RIGHT);
     svg.setAttribute("viewBox", `0 0 ${W} ${height}`);
     svg.setAttribute("width", W);
@@ -79,10 +79,23 @@ function render({ model, el }) {
       total.textContent = `${fmt(bar.total_gb)} GB`;
     });
     for (const [key, r] of rects) if (!seen.has(key)) { r.remove(); rects.delete(key); }
+    const barsBottom = height - LEGEND;
     if (cap) {
-      node("line", { x1: x(cap), x2: x(cap), y1: TOP - 6, y2: height - 4, class: "msn-bar-static msn-bar-cap" }, svg);
-      const t = node("text", { x: x(cap), y: TOP - 10, class: "msn-bar-static msn-bar-caplabel", "text-anchor": "middle" }, svg);
+      node("line", { x1: x(cap), x2: x(cap), y1: TOP - 6, y2: barsBottom - 4, class: "msn-bar-static msn-bar-cap" }, svg);
+      // near the right edge the label sits on the line's left, so it stays inside the picture
+      const anchor = x(cap) > W * 0.6 ? "end" : "middle";
+      const t = node("text", { x: x(cap), y: TOP - 10, class: "msn-bar-static msn-bar-caplabel", "text-anchor": anchor }, svg);
       t.textContent = model.get("capacity_label");
+    }
+    // the legend: each part's colour once, as the static chart has it
+    const colours = new Map();
+    bars.forEach((bar) => bar.parts.forEach((part) => { if (!colours.has(part.name)) colours.set(part.name, part.color); }));
+    let lx = 4;
+    for (const [name, color] of colours) {
+      node("rect", { x: lx, y: barsBottom + 6, width: 10, height: 10, fill: color, class: "msn-bar-static" }, svg);
+      const label = node("text", { x: lx + 14, y: barsBottom + 15, class: "msn-bar-static msn-bar-legend" }, svg);
+      label.textContent = name;
+      lx += 22 + 6.5 * name.length;
     }
   }
 

@@ -184,7 +184,13 @@ def test_explorer_responds_in_jupyterlab(browser: Any, lab: dict[str, Any], arti
     page.keyboard.press("ArrowLeft")
     _wait_text(page, ".msn-summary", summary_line(halved))
     _wait_text(page, ".msn-bar-total", _fmt_gb(halved.training_total.m_as("GB")))
-    box = control.locator("input[type='number']")
+    box = control.locator("input[type='text']")
+    assert box.input_value() == "16"
+
+    # a value the model refuses is not clamped by the browser: the panel says why and keeps batch 16
+    box.fill("0")
+    box.press("Enter")
+    _wait_text(page, ".widget-html", "must be at least 1")
     assert box.input_value() == "16"
 
     # every whole batch is reachable: type 21 in the box beside the slider

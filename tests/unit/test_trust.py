@@ -233,3 +233,25 @@ def test_every_number_shown_is_finite(s: Any) -> None:
     """For random valid inputs of every kind, no repr format shows infinity or NaN."""
     for out in (repr(s), s.to_text(), s.to_markdown(), s.to_html(chart=False)):
         assert _NON_FINITE.search(out) is None, _NON_FINITE.search(out)
+
+
+@pytest.mark.parametrize(
+    ("typed", "reason"),
+    [("0", "at least 1"), ("-5", "at least 1"), ("9999999", "at most 1,048,576"), ("2.5", "fraction"), ("x", "whole")],
+)
+def test_a_typed_value_is_checked_not_clamped(typed: str, reason: str) -> None:
+    """A value typed in the batch box reaches the model's check: refused with its reason, the box reset."""
+    panel = explore(FLASH)
+    panel.controls["batch_size"].value = typed  # what the browser sends when the student presses Enter
+    assert reason in panel.error
+    assert panel.scenario.batch_size == 32
+    assert panel.controls["batch_size"].value == "32"
+
+
+def test_a_typed_whole_number_is_applied() -> None:
+    """Typing 21 gives batch 21 (every whole batch is reachable); the panel's title is not left stale."""
+    panel = explore(FLASH)
+    panel.controls["batch_size"].value = "21"
+    assert panel.scenario.batch_size == 21
+    assert panel.scenario.name == ""  # the case's title named batch 32: dropped, the title is built from the fields
+    assert "at batch 21" in str(panel.scenario.headline())
