@@ -20,7 +20,6 @@ from mlsysim_nb.helpers import (
     calc_transformer_training_flops,
 )
 from mlsysim_nb.options import set_options
-from mlsysim_nb.parallel import ParallelTrainingScenario
 from mlsysim_nb.physics import KORTHIKANTI_PER_TOKEN_BYTES, KORTHIKANTI_SCORE_BYTES
 from mlsysim_nb.scenarios import ActivationMemoryScenario, TrainingStateFitScenario
 from mlsysim_nb.units import Q_, ureg
@@ -93,4 +92,8 @@ def __getattr__(name: str) -> Any:
         from mlsysim_nb.comparison import Comparison
 
         return Comparison
+    if name == "ParallelTrainingScenario":  # the many-device kind and its equations load on first use
+        from mlsysim_nb.parallel import ParallelTrainingScenario
+
+        return ParallelTrainingScenario
     raise AttributeError(f"module 'mlsysim_nb' has no attribute {name!r}")

@@ -276,10 +276,20 @@ class ScenarioCatalog(RichRepr):
 
 
 #: The named cases.
-def _many_devices() -> dict[str, Factory]:
-    from mlsysim_nb.parallel import PARALLEL_CASES
+def _many_device_case(name: str) -> Factory:
+    """A many-device case whose module (and its equations) loads when the case is first built."""
 
-    return dict(PARALLEL_CASES)
+    def build(cat: ScenarioCatalog) -> Any:
+        from mlsysim_nb.parallel import PARALLEL_CASES
+
+        return PARALLEL_CASES[name](cat)
+
+    return build
+
+
+def _many_devices() -> dict[str, Factory]:
+    names = ("Gpt3_175BKorthikantiTable3OnA100", "Llama3_8BZero3On8H100")
+    return {name: _many_device_case(name) for name in names}
 
 
 Scenarios = ScenarioCatalog({**_CASES, **_many_devices()})
