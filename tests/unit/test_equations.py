@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mlsysim_nb import ActivationMemoryScenario, TrainingStateFitScenario
 import mlsysim_nb.parallel  # noqa: F401 - registers the many-device equations before FORMULAS is read
+from mlsysim_nb import ActivationMemoryScenario, TrainingStateFitScenario
 from mlsysim_nb.physics import FORMULAS, QUANTITIES
 from mlsysim_nb.physics_parallel import PARALLEL_NAMES
 from mlsysim_nb.units import Q_, ureg
