@@ -52,7 +52,7 @@ def measure_layer(
     dtype: Any = "bfloat16",
     attention: str = "explicit",
     dropout_mask: str = "scaled",
-    seed: int = 0,
+    random_state: int = 0,
 ) -> LayerMeasurement:
     """Run one GPT layer forward on the CPU and attribute every saved byte to the model's line items.
 
@@ -70,8 +70,8 @@ def measure_layer(
         ``"scaled"``: ``torch.nn.functional.dropout``, which on the CPU keeps the
         scaled noise in the activations' dtype; ``"bool"``: ``torch.native_dropout``,
         which keeps a one-byte mask, as the paper counts it.
-    seed
-        Seeds PyTorch's generator (the bytes do not depend on it; the values do).
+    random_state
+        Initialises PyTorch's random generator (the bytes do not depend on it; the values do).
 
     Raises
     ------
@@ -91,22 +91,24 @@ def measure_layer(
     dtype = _choice("dtype", dtype, tuple(DTYPES))
     attention = _choice("attention", attention, _ATTENTION)
     dropout_mask = _choice("dropout_mask", dropout_mask, _MASKS)
-    check_count(_OWNER, "seed", seed, minimum=0)
+    check_count(_OWNER, "random_state", random_state, minimum=0)
     require_torch()
-    saved = _run(sizes, dtype, attention, dropout_mask, seed)
+    saved = _run(sizes, dtype, attention, dropout_mask, random_state)
     scenario = layer_scenario(**sizes, dtype=dtype)
     return _account(
         sizes=sizes, dtype=dtype, attention=attention, dropout_mask=dropout_mask, scenario=scenario, run=saved
     )
 
 
-def _run(sizes: dict[str, int], dtype: str, attention: str, dropout_mask: str, seed: int) -> tuple[list[Any], set[int]]:
+def _run(
+    sizes: dict[str, int], dtype: str, attention: str, dropout_mask: str, random_state: int
+) -> tuple[list[Any], set[int]]:
     import torch
 
     from mlsysim_nb.measure._layer import GPTLayer
     from mlsysim_nb.measure._saved import record
 
-    torch.manual_seed(seed)
+    torch.manual_seed(random_state)
     kind = getattr(torch, dtype)
     layer = GPTLayer(sizes["hidden"], sizes["heads"], attention=attention, dropout_mask=dropout_mask).to(kind)
     x = torch.randn(sizes["seq_len"], sizes["micro_batch"], sizes["hidden"], dtype=kind, requires_grad=True)

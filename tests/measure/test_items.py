@@ -74,7 +74,7 @@ def test_fp32_doubles_every_prediction():
         ({"attention": "flash"}, "attention"),
         ({"dtype": "int8"}, "dtype"),
         ({"dropout_mask": "bits"}, "dropout_mask"),
-        ({"seed": -1}, "seed"),
+        ({"random_state": -1}, "random_state"),
     ],
 )
 def test_bad_layer_input_names_the_field(changes, field):
