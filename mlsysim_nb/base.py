@@ -433,6 +433,5 @@ class Scenario:
 
         chart = self.memory_chart()
         if chart is None:
-            msg = f"{type(self).__name__} draws no memory chart"
-            raise NotImplementedError(msg)
+            raise NotApplicableError("plot", f"a memory chart, which {type(self).__name__} does not declare")
         return memory_bar(chart, ax=ax)

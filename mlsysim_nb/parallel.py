@@ -23,14 +23,13 @@ from mlsysim_nb.activation import ActivationMemoryScenario
 from mlsysim_nb.base import Scenario, derived, is_array
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.fields import knob
-from mlsysim_nb.formatting import capacity_text, format_bytes, format_share
 from mlsysim_nb.formula import Symbol
 from mlsysim_nb.hardware import HardwareNode
 from mlsysim_nb.notation import Quantity
+from mlsysim_nb.parallel_view import ParallelView
 from mlsysim_nb.physics import STRATEGIES, register, with_equations
 from mlsysim_nb.physics_parallel import KORTHIKANTI_REPLICATED_BYTES, PARALLEL_FORMULAS, PARALLEL_NOTATION
-from mlsysim_nb.presentation import Headline, MemoryChart, SectionSpec, Verdict
-from mlsysim_nb.training import TrainingStateFitScenario, recipe
+from mlsysim_nb.training import TrainingStateFitScenario
 
 __all__ = ["PARALLEL_CASES", "ParallelTrainingScenario"]
 
@@ -45,124 +44,6 @@ def _first(values: Any, bad: Any) -> Any:
     return values[bad].flat[0].item()
 
 
-_S = SectionSpec
-_SECTIONS = (
-    _S("Layout", (("model_parallel", "model_parallel"), ("devices", "devices")), "devices"),
-    _S(
-        "State of one model replica, before the t·p split",
-        (
-            ("replica_weights", "replica_weights"),
-            ("replica_gradients", "replica_gradients"),
-            ("replica_optimizer_state", "replica_optimizer_state"),
-            ("replica_master_weights", "replica_master_weights"),
-        ),
-        "replica_weights",
-    ),
-    _S(
-        "Sharding across the N_d replicas (ZeRO)",
-        (
-            ("optimizer_shards", "optimizer_shards"),
-            ("gradient_shards", "gradient_shards"),
-            ("weight_shards", "weight_shards"),
-        ),
-        "optimizer_shards",
-    ),
-    _S(
-        "State per device",
-        (
-            ("weights_per_device", "weights_per_device"),
-            ("gradients_per_device", "gradients_per_device"),
-            ("optimizer_state_per_device", "optimizer_state_per_device"),
-            ("master_weights_per_device", "master_weights_per_device"),
-            ("state_per_device", "state_per_device"),
-        ),
-        "state_per_device",
-    ),
-    _S(
-        "Activations per layer (Korthikanti Table 2)",
-        (
-            ("replicated_bytes_coefficient", "replicated_bytes_coefficient"),
-            ("sharded_bytes_coefficient", "sharded_bytes_coefficient"),
-            ("sequence_shards", "sequence_shards"),
-            ("layer_activations", "layer_activations"),
-        ),
-        "layer_activations",
-        when="has_activations",
-    ),
-    _S(
-        "Activations of the first pipeline stage",
-        (
-            ("stage_layers", "stage_layers"),
-            ("interleave_factor", "interleave_factor"),
-            ("micro_batches_in_flight", "micro_batches_in_flight"),
-            ("activations_per_device", "activations_per_device"),
-        ),
-        "activations_per_device",
-        when="has_activations",
-    ),
-    _S(
-        "Fit on one device",
-        (
-            ("total_per_device", "total_per_device"),
-            ("device_memory_share", "device_memory_share"),
-            ("fits", "fits_per_device"),
-        ),
-        "total_per_device",
-    ),
-    _S(
-        "Data-parallel communication per step",
-        (
-            ("trained_parameters", "trained_parameters"),
-            ("stored_parameters", "stored_parameters"),
-            ("gradient_allreduce_traffic", "gradient_allreduce_traffic"),
-            ("zero_traffic_multiple", "zero_traffic_multiple"),
-            ("data_parallel_traffic", "data_parallel_traffic"),
-        ),
-        "data_parallel_traffic",
-    ),
-    _S(
-        "Tensor-parallel communication",
-        (("tensor_parallel_traffic_per_layer", "tensor_parallel_traffic_per_layer"),),
-        "tensor_parallel_traffic_per_layer",
-    ),
-)
-_NOTES = (
-    (
-        "Equation",
-        (
-            "Weights, gradients, optimizer state and master copy are split by t·p, then sharded across the N_d "
-            "replicas by the ZeRO stage (Rajbhandari et al. 2020). Activations are the first pipeline stage's: "
-            "Korthikanti et al. (2022) Table 2 per layer, times L/p layers, times the p micro-batches in flight "
-            "(times 1 + (p − 1)/(p·m) when interleaved)."
-        ),
-    ),
-    (
-        "Assumptions",
-        (
-            "Parameters split evenly over t·p, embeddings and norms included; at least p micro-batches per step; "
-            "the micro-batch is the activation scenario's; in an adapter run only the adapters carry gradients, "
-            "optimizer state and master copy, and ZeRO stage 3 also shards the frozen base."
-        ),
-    ),
-    (
-        "Excludes",
-        (
-            "The input- and output-layer activations (Korthikanti Sec. 4.4), communication buffers, the pipeline "
-            "bubble's idle time, allocator reserve and fragmentation; communication is volume, not time."
-        ),
-    ),
-)
-_COMPARISON_ROWS = (
-    "devices",
-    "state_per_device",
-    "activations_per_device",
-    "total_per_device",
-    "device_memory_share",
-    "fits_per_device",
-    "data_parallel_traffic",
-    "tensor_parallel_traffic_per_layer",
-)
-
 #: The equations of this kind, added to the package's tables once, at import.
 PARALLEL_NAMES = register(
     PARALLEL_FORMULAS,
@@ -174,7 +55,7 @@ PARALLEL_NAMES = register(
 
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)
-class ParallelTrainingScenario(Scenario):
+class ParallelTrainingScenario(ParallelView, Scenario):
     """One training recipe spread over ``N_d · t · p`` devices: memory per device, and what it costs to move.
 
     ``state`` is the single-device recipe (its ``hardware`` is the device);
@@ -392,94 +273,6 @@ class ParallelTrainingScenario(Scenario):
         """True when a field, or a field of the state or activations, holds a NumPy array."""
         parts = (super().is_sweep, self.state.is_sweep, self.activations is not None and self.activations.is_sweep)
         return any(parts)
-
-    # -- presentation: what the derivation, chart, comparison and controls show ----------------
-    SECTIONS: ClassVar[tuple[SectionSpec, ...]] = _SECTIONS
-    NOTES: ClassVar[tuple[tuple[str, str], ...]] = _NOTES
-    COMPARISON_ROWS: ClassVar[tuple[str, ...]] = _COMPARISON_ROWS
-
-    def default_title(self) -> str:
-        """``"GPT-3 (175B), 16-bit + FP32 master + Adam on 64 × NVIDIA A100"``."""
-        device = "devices" if self.hardware is None else f"× {self.hardware.name}"
-        return f"{self.workload.name}, {recipe(self.state)} on {self.devices} {device}"
-
-    def headline(self) -> Headline:
-        """The layout, memory per device against the device, and whether one device holds it."""
-        if self.is_sweep:
-            swept = self.swept_fields() or ["the state's fields"]
-            return Headline(f"{self.workload.name}, a sweep over {', '.join(swept)}")
-        used = format_bytes(self.magnitude("total_per_device"))
-        if self.hardware is None:
-            head = f"{self.workload.name}, {recipe(self.state)} on {self.devices} devices, {self.layout()}"
-            return Headline(f"{head}: {used} per device", Verdict("no device to fit against"))
-        head = f"{self.workload.name}, {recipe(self.state)} on {self.devices} × {self.hardware.name}, {self.layout()}"
-        share = format_share(self.magnitude("device_memory_share"))
-        cap = format_bytes(self.magnitude("capacity"), binary=True)
-        line = f"{head}: {used} per device, {share} of {cap}"
-        ok = bool(self.fits)
-        verdict = "fits: every device holds its share" if ok else "does not fit: a device needs more than its memory"
-        return Headline(line, Verdict(verdict, ok))
-
-    def memory_chart(self) -> MemoryChart:
-        """One device's memory (the first pipeline stage's), part by part, against its capacity."""
-        m = self.magnitude
-        parts = {
-            "weights": m("weights_per_device"),
-            "gradients": m("gradients_per_device"),
-            "optimizer state": m("optimizer_state_per_device"),
-            "master copy": m("master_weights_per_device"),
-        }
-        if self.activations is not None:
-            parts["activations"] = m("activations_per_device")
-        # the first pipeline stage's device: it holds the most activations
-        bars: tuple[tuple[str, dict[str, Any]], ...] = (("one device", parts),)
-        verdict = self.headline().verdict
-        caption = verdict.text if verdict is not None else ""
-        if self.hardware is None:
-            return MemoryChart(bars, caption=caption)
-        label = f"{self.hardware.name}: {capacity_text(self.hardware.memory.capacity)}"
-        return MemoryChart(bars, m("capacity"), label, caption=caption)
-
-    def sweep_quantity(self) -> str:
-        """What a sweep plots and fits by default: memory per device."""
-        return "total_per_device"
-
-    def input_rows(self) -> list[tuple[str, str, str]]:
-        """The recipe and the device, from ``state``, and the geometry, from ``activations``."""
-        from mlsysim_nb.workloads import workload_rows
-
-        rows = workload_rows(self.workload)
-        if self.activations is not None:
-            a = self.activations
-            rows.append(("activations.micro_batch", "micro-batch per replica", str(a.micro_batch)))
-            rows.append(("activations.sequence", "sequence length", str(a.magnitude("sequence"))))
-            width = a.magnitude("precision_bytes")
-            rows.append(("activations.precision_bytes", "activation width b_act", f"{width:g} B"))
-        if self.hardware is not None:
-            rows.append(
-                ("hardware.memory.capacity", "device memory capacity", capacity_text(self.hardware.memory.capacity))
-            )
-        return rows
-
-    def controls(self) -> list[Any]:
-        """Device, the layout (N_d, ZeRO stage, t, SP, p, m) and the recomputation strategy."""
-        from mlsysim_nb import controls as c
-
-        device = c.catalog_control(
-            self.state, "hardware", bind=lambda s, node: {"state": s.state.variant(hardware=node)}
-        )
-        fields = ("data_parallel", "zero_stage", "tensor_parallel", "sequence_parallel", "pipeline_parallel",
-                  "interleave", "recompute")  # fmt: skip
-        return [device, *(c.field_control(self, name) for name in fields)]
-
-    def layout(self) -> str:
-        """The layout in the course's notation: ``N_d=1 (ZeRO 0) × t=8 + SP × p=8, selective recomputation``."""
-        sp = " + SP" if np.any(self.sequence_parallel) and np.any(np.asarray(self.tensor_parallel) > 1) else ""
-        interleave = f" (m={self.interleave})" if np.any(np.asarray(self.interleave) > 1) else ""
-        return (
-            f"N_d={self.data_parallel} (ZeRO {self.zero_stage}) × t={self.tensor_parallel}{sp} × "
-            f"p={self.pipeline_parallel}{interleave}, {self.recompute} recomputation"
-        )
 
 
 # -- named cases ------------------------------------------------------------------------

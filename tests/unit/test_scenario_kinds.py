@@ -118,7 +118,16 @@ def test_sweep_evaluates_the_kind() -> None:
 
 
 # the kinds themselves, and the places that build scenarios as a user would (the catalog, the measurement lab)
-_KIND_MODULES = {"training.py", "activation.py", "parallel.py", "scenarios.py", "catalog.py", "__init__.py"}
+_KIND_MODULES = {
+    "training.py",
+    "training_view.py",
+    "activation.py",
+    "parallel.py",
+    "parallel_view.py",
+    "scenarios.py",
+    "catalog.py",
+    "__init__.py",
+}
 _CLIENTS = ("measure",)
 _KIND_NAMES = {"TrainingStateFitScenario", "ActivationMemoryScenario", "ParallelTrainingScenario"}
 
