@@ -151,3 +151,12 @@ def test_no_module_outside_the_kinds_asks_which_kind(path: Path) -> None:
         "mlsysim_nb.parallel",
         "mlsysim_nb.scenarios",
     }
+
+
+def test_a_kind_without_a_chart_says_so() -> None:
+    """plot() of a kind that declares no memory chart is not applicable, naming why; its HTML has no chart."""
+    from mlsysim_nb import NotApplicableError
+
+    with pytest.raises(NotApplicableError, match="does not declare"):
+        ToyCacheScenario().plot()
+    assert "msn-chart" not in ToyCacheScenario().to_html()
