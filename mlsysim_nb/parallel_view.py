@@ -177,12 +177,7 @@ class ParallelView:
             parts["activations"] = m("activations_per_device")
         # the first pipeline stage's device: it holds the most activations
         bars: tuple[tuple[str, dict[str, Any]], ...] = (("one device", parts),)
-        verdict = self.headline().verdict
-        caption = verdict.text if verdict is not None else ""
-        if self.hardware is None:
-            return MemoryChart(bars, caption=caption)
-        label = f"{self.hardware.name}: {capacity_text(self.hardware.memory.capacity)}"
-        return MemoryChart(bars, m("capacity"), label, caption=caption)
+        return MemoryChart.against(bars, self.hardware, self.headline())
 
     def sweep_quantity(self: Any) -> str:
         """What a sweep plots and fits by default: memory per device."""

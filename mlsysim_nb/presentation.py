@@ -12,6 +12,7 @@ class: a new kind of scenario is one module plus its formulas (xarray's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["Headline", "MemoryChart", "SectionSpec", "Verdict"]
 
@@ -70,3 +71,15 @@ class MemoryChart:
     capacity_label: str = ""
     caption: str = ""
     colors: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def against(cls, bars: tuple[Bar, ...], device: Any, headline: Headline) -> MemoryChart:
+        """Bars against ``device``'s memory (none when it is ``None``), captioned with the headline's verdict."""
+        from mlsysim_nb.formatting import capacity_text
+
+        caption = headline.verdict.text if headline.verdict is not None else ""
+        if device is None:
+            return cls(bars, caption=caption)
+        capacity = device.memory.capacity
+        label = f"{device.name}: {capacity_text(capacity)}"
+        return cls(bars, float(capacity.m_as("byte")), label, caption=caption)

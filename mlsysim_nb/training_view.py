@@ -208,12 +208,7 @@ class TrainingView:
             )
         else:
             bars = (("this run", {**full, **acts}),)
-        verdict = self.headline().verdict
-        caption = verdict.text if verdict is not None else ""
-        if self.hardware is None:
-            return MemoryChart(bars, caption=caption)
-        label = f"{self.hardware.name}: {capacity_text(self.hardware.memory.capacity)}"
-        return MemoryChart(bars, m("capacity"), label, caption=caption)
+        return MemoryChart.against(bars, self.hardware, self.headline())
 
     def method_inputs(self: Any) -> dict[str, Any]:
         """Example arguments of the methods the derivation shows (another batch, a disk's bandwidth)."""
