@@ -280,57 +280,39 @@ class ParallelTrainingScenario(ParallelView, Scenario):
 Factory = Callable[[Any], ParallelTrainingScenario]
 
 
-def _gpt3_175b_table3(_catalog: Any) -> ParallelTrainingScenario:
-    from mlsysim_nb.hardware import Hardware
-    from mlsysim_nb.workloads import Workloads
+def _mixed_precision_adam(workload: str, hardware: str, seq_len: int, **layout: Any) -> Factory:
+    """A named case: 16-bit values, an FP32 master copy and Adam, micro-batch 1, selective recomputation."""
 
-    state = TrainingStateFitScenario(
-        workload=Workloads.GPT3_175B,
-        hardware=Hardware["A100_80GB"],
-        bytes_per_value=2,
-        optimizer_bytes_per_parameter=8,
-        master_bytes_per_parameter=4,
-    )
-    acts = ActivationMemoryScenario(workload=Workloads.GPT3_175B, micro_batch=1, seq_len=2048)
-    return ParallelTrainingScenario(
-        state=state,
-        activations=acts,
-        recompute="selective",
-        tensor_parallel=8,
-        sequence_parallel=True,
-        pipeline_parallel=8,
-        name="GPT-3 175B, Korthikanti Table 3 layout",
-        description="Mixed-precision Adam on 64 A100 80GB: t = 8 with sequence parallelism, p = 8, "
-        "micro-batch 1 of 2048 tokens, selective recomputation (Korthikanti et al. 2022, Table 3).",
-    )
+    def build(_catalog: Any) -> ParallelTrainingScenario:
+        from mlsysim_nb.hardware import Hardware
+        from mlsysim_nb.workloads import Workloads
 
+        model = getattr(Workloads, workload)
+        state = TrainingStateFitScenario(
+            workload=model,
+            hardware=Hardware[hardware],
+            bytes_per_value=2,
+            optimizer_bytes_per_parameter=8,
+            master_bytes_per_parameter=4,
+        )
+        acts = ActivationMemoryScenario(workload=model, micro_batch=1, seq_len=seq_len)
+        return ParallelTrainingScenario(state=state, activations=acts, recompute="selective", **layout)
 
-def _llama3_8b_zero3(_catalog: Any) -> ParallelTrainingScenario:
-    from mlsysim_nb.hardware import Hardware
-    from mlsysim_nb.workloads import Workloads
-
-    state = TrainingStateFitScenario(
-        workload=Workloads.LLAMA3_8B,
-        hardware=Hardware["H100"],
-        bytes_per_value=2,
-        optimizer_bytes_per_parameter=8,
-        master_bytes_per_parameter=4,
-    )
-    acts = ActivationMemoryScenario(workload=Workloads.LLAMA3_8B, micro_batch=1, seq_len=8192)
-    return ParallelTrainingScenario(
-        state=state,
-        activations=acts,
-        recompute="selective",
-        data_parallel=8,
-        zero_stage=3,
-        name="Llama 3.1 8B full fine-tune, ZeRO-3 on 8 H100",
-        description="Mixed-precision Adam, one 8-GPU node of data parallelism with ZeRO stage 3, "
-        "micro-batch 1 of 8192 tokens, selective recomputation.",
-    )
+    return build
 
 
 #: Named many-device cases, as factories taking the catalog (the shape of the catalog's own factories).
 PARALLEL_CASES: dict[str, Factory] = {
-    "Gpt3_175BKorthikantiTable3OnA100": _gpt3_175b_table3,
-    "Llama3_8BZero3On8H100": _llama3_8b_zero3,
-}
+    "Gpt3_175BKorthikantiTable3OnA100": _mixed_precision_adam(
+        "GPT3_175B", "A100_80GB", 2048, tensor_parallel=8, sequence_parallel=True, pipeline_parallel=8,
+        name="GPT-3 175B, Korthikanti Table 3 layout",
+        description="Mixed-precision Adam on 64 A100 80GB: t = 8 with sequence parallelism, p = 8, "
+        "micro-batch 1 of 2048 tokens, selective recomputation (Korthikanti et al. 2022, Table 3).",
+    ),
+    "Llama3_8BZero3On8H100": _mixed_precision_adam(
+        "LLAMA3_8B", "H100", 8192, data_parallel=8, zero_stage=3,
+        name="Llama 3.1 8B full fine-tune, ZeRO-3 on 8 H100",
+        description="Mixed-precision Adam, one 8-GPU node of data parallelism with ZeRO stage 3, "
+        "micro-batch 1 of 8192 tokens, selective recomputation.",
+    ),
+}  # fmt: skip
