@@ -221,10 +221,7 @@ class Scenario:
             _ORIGIN.reset(origin)
 
     def rebind(self, **changes: Any) -> Any:
-        """``variant(**changes)`` plus the fields that follow the changed ones.
-
-        A live control and a sweep "move a knob" through this; kinds whose fields are coupled override it.
-        """
+        """The same as ``variant(**changes)``: kept for code written before the two became one."""
         return self.variant(**changes)
 
     # -- validation: every declared field through its Knob, then what fields must agree on ---------

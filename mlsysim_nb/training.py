@@ -10,7 +10,7 @@ import numpy as np
 
 from mlsysim_nb.base import Scenario, changed_fields, derived, is_array
 from mlsysim_nb.errors import FieldError, NotApplicableError
-from mlsysim_nb.fields import VALUE_WIDTHS, check_count, check_quantity, knob
+from mlsysim_nb.fields import VALUE_WIDTHS, check_count, check_quantity, knob, knobs
 from mlsysim_nb.hardware import HardwareNode
 from mlsysim_nb.physics import TRAINING_NAMES, evaluate, with_equations
 from mlsysim_nb.training_view import TrainingView
@@ -222,18 +222,30 @@ class TrainingStateFitScenario(TrainingView, Scenario):
         value = self._env.get("fits")
         return value if is_array(value) else bool(value)
 
-    def rebind(self, **changes: Any) -> Any:
-        """``variant(**changes)``, with the activations rescaled when only ``batch_size`` changes.
+    def variant(self, **changes: Any) -> Any:
+        """A new, fully validated scenario with ``changes`` applied; this one is untouched.
 
-        The activations are stated at ``batch_size``; a live control or a sweep that moves the
-        batch means "the same model at another batch", so they follow it (``activations_at``).
-        ``variant()`` itself changes only what it is given.
+        The activations are stated at ``batch_size``. When a change moves the batch and does not
+        restate the activations, they follow it linearly (``activations_at``): the same model at
+        another batch. Give ``activations=`` as well to state them yourself.
+
+        Raises
+        ------
+        TypeError
+            For a name that is not a field, listing the valid fields.
         """
-        if "batch_size" in changes and "activations" not in changes and self.activations is not None:
-            batch = check_count(type(self).__name__, "batch_size", changes["batch_size"])
-            if self.batch_size is not None:
-                changes["activations"] = self.activations_at(batch)
-        return self.variant(**changes)
+        follows = (
+            "batch_size" in changes
+            and "activations" not in changes
+            and changes["batch_size"] is not None
+            and self.activations is not None
+            and self.batch_size is not None
+        )
+        if follows:
+            _, batch = knobs(self)["batch_size"].check(type(self).__name__, "batch_size", changes["batch_size"])
+            moved = self.activations_at(batch)
+            changes = {**changes, "activations": moved.to(self.activations.units)}
+        return super().variant(**changes)
 
     @property
     @with_equations("training_fits")

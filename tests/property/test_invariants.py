@@ -93,3 +93,19 @@ def test_line_items_total_is_layers_times_per_layer(s: Any) -> None:
     """line_items_total = L x line_items_per_layer."""
     total = s.line_items_total.m_as("byte")
     assert s.workload.layers * s.line_items_per_layer.m_as("byte") == pytest.approx(total, rel=1e-12)
+
+
+@given(training_scenarios(), st.integers(min_value=1, max_value=4096))
+def test_activations_follow_the_batch(s: Any, batch: int) -> None:
+    """variant(batch_size=B') answers what activations_at(B') says, and the training total moves with it."""
+    if s.activations is None or s.batch_size is None:
+        assert s.variant(batch_size=batch).activations == s.activations
+        return
+    moved = s.variant(batch_size=batch)
+    expected = s.activations.m_as("byte") * batch / s.batch_size
+    assert moved.activations.m_as("byte") == pytest.approx(expected, rel=1e-12)
+    assert moved.activations.m_as("byte") == pytest.approx(s.activations_at(batch).m_as("byte"), rel=1e-12)
+    assert moved.training_total.m_as("byte") == pytest.approx(moved.total.m_as("byte") + expected, rel=1e-12)
+    assert moved.rebind(batch_size=s.batch_size).activations.m_as("byte") == pytest.approx(
+        s.activations.m_as("byte"), rel=1e-9
+    )

@@ -234,13 +234,27 @@ def test_table_2_by_hand_for_gpt3() -> None:
 
 
 def test_table_3_gpt3_first_stage() -> None:
-    """GPT-3 at Table 3's layout: 4.25 s·b·h per layer x 12 layers x 8 micro-batches in flight; 43.75 GB of state."""
+    """GPT-3 at the paper's layout (Sec. 6: interleaved, m = 3): 4.25 sbh x 12 layers x 8 (1 + 7/24) in flight.
+
+    13.26 GB of activations and 43.75 GB of state: 57.01 GB per device.
+    """
     s = PARALLEL_CASES["Gpt3_175BKorthikantiTable3OnA100"](None)
+    assert s.interleave == 3
     assert s.stage_layers == 12
+    assert s.interleave_factor == pytest.approx(31 / 24)
+    assert s.micro_batches_in_flight == pytest.approx(8 * 31 / 24)
+    assert _bytes(s.activations_per_device) == pytest.approx(4.25 * 2048 * 12288 * 96 * 31 / 24)
+    assert round(s.activations_per_device.m_as("GB"), 2) == 13.26
+    assert _bytes(s.state_per_device) == 175e9 * 16 / 64
+    assert round(s.total_per_device.m_as("GB"), 1) == 57.0
+    assert s.fits
+
+
+def test_table_3_layout_without_interleaving() -> None:
+    """With plain 1F1B (m = 1) the first stage holds exactly p = 8 micro-batches: 10.27 GB, 54.02 GB per device."""
+    s = PARALLEL_CASES["Gpt3_175BKorthikantiTable3OnA100"](None).variant(interleave=1)
     assert s.micro_batches_in_flight == 8
     assert _bytes(s.activations_per_device) == 4.25 * 2048 * 12288 * 96
-    assert _bytes(s.state_per_device) == 175e9 * 16 / 64
-    assert s.fits
 
 
 def test_interleaving_factor() -> None:
@@ -386,7 +400,7 @@ def test_sweep_over_every_layout_field() -> None:
 
 def test_sweep_fits_against_the_device() -> None:
     """Sweep.fits on total_per_device uses the state's device."""
-    base = PARALLEL_CASES["Gpt3_175BKorthikantiTable3OnA100"](None)
+    base = PARALLEL_CASES["Gpt3_175BKorthikantiTable3OnA100"](None).variant(interleave=1)
     fits = sweep(base, pipeline_parallel=[1, 2, 4, 8]).fits("total_per_device").tolist()
     assert fits == [False, False, False, True]
 
@@ -420,7 +434,7 @@ def test_repr_states_the_layout_and_the_verdict() -> None:
     s = PARALLEL_CASES["Gpt3_175BKorthikantiTable3OnA100"](None)
     r = repr(s)
     assert r.startswith("<ParallelTrainingScenario: GPT-3 (175B), 16-bit + FP32 master + Adam on 64 × NVIDIA A100")
-    assert "N_d=1 (ZeRO 0) × t=8 + SP × p=8, selective recomputation: 54.02 GB per device" in r
+    assert "N_d=1 (ZeRO 0) × t=8 + SP × p=8 (m=3), selective recomputation: 57.01 GB per device" in r
     assert r.endswith(": fits: every device holds its share>")
     bundle = s._repr_mimebundle_()
     assert "layer_activations" in bundle["text/html"]

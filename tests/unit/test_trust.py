@@ -217,10 +217,12 @@ def test_adapter_run_shows_what_it_writes_and_moves() -> None:
 
 
 def test_derivation_says_at_which_batch_the_activations_were_stated() -> None:
-    """variant(batch_size=...) keeps the activations as stated; the inputs table says at which batch."""
+    """variant(batch_size=...) moves the activations with the batch; the inputs table says at which batch."""
     moved = FLASH.variant(batch_size=64)
-    assert FLASH.activations == moved.activations
+    assert moved.activations.m_as("GB") == pytest.approx(2 * 85.5638016)
     assert "saved activations, stated at batch_size = 64" in moved.to_html(chart=False)
+    restated = FLASH.variant(batch_size=64, activations=FLASH.activations)
+    assert restated.activations == FLASH.activations
     assert moved.name == ""  # the case's title named batch 32; it is dropped, not kept stale
 
 
