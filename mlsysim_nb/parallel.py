@@ -169,15 +169,18 @@ class ParallelTrainingScenario(ParallelView, Scenario):
         The rules are checked in that order; a rule between two fields blames the one this ``variant()`` changed.
         """
         w, t = self.state.workload, np.asarray(self.tensor_parallel)
+        changed = changed_fields()
         for size, what in [
             (w.heads, "attention heads"),
             (w.kv_heads, "key/value heads"),
             (w.hidden_dim, "hidden width"),
         ]:
             if size is not None and np.any(size % t != 0):
-                msg = f"must divide the {size} {what} of {w.name}, got {_first(t, size % t != 0)}"
-                raise FieldError(o, "tensor_parallel", msg)
-        changed = changed_fields()
+                bad = _first(t, size % t != 0)
+                if "state" in changed and "tensor_parallel" not in changed:  # a new model under the same layout
+                    msg = f"models {w.name}, whose {size} {what} tensor_parallel = {bad} does not divide"
+                    raise FieldError(o, "state", msg)
+                raise FieldError(o, "tensor_parallel", f"must divide the {size} {what} of {w.name}, got {bad}")
         sp = np.asarray(self.sequence_parallel)
         blame_t = "tensor_parallel" in changed and "sequence_parallel" not in changed
         alone = sp & (t == 1)

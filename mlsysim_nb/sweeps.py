@@ -303,13 +303,10 @@ class Sweep(RichRepr):
         return f"Sweep of {self.base.title()} over {axes}: {len(self)} configurations"
 
     def _repr_html_(self) -> str:
-        from mlsysim_nb.formatting import format_magnitude
         from mlsysim_nb.repr_html import catalog_html
 
         rows = [[axis, _axis_text(values)] for axis, values in self.axes.items()]
-        rows.extend(
-            [name, format_magnitude(QUANTITIES[name].base, np.asarray(self.magnitude(name)))] for name in self.names()
-        )
+        rows.extend([name, _range_text(name, np.asarray(self.magnitude(name)))] for name in self.names())
         return catalog_html(self._repr_text_(), ["quantity", "range over the sweep"], rows)
 
     def __repr__(self) -> str:
@@ -345,6 +342,15 @@ def _axis_text(values: Any) -> str:
     if not _numeric(plain):
         return choice_values(plain)
     return format_magnitude("", plain) + _unit_suffix(values)
+
+
+def _range_text(name: str, values: np.ndarray) -> str:
+    """A quantity's range over the sweep; a yes/no answer as how often it holds (``true for 2 of 3``)."""
+    from mlsysim_nb.formatting import format_magnitude
+
+    if values.dtype == bool:
+        return f"true for {int(values.sum()):,} of {values.size:,}"
+    return format_magnitude(QUANTITIES[name].base, values)
 
 
 def _plain(values: Any) -> np.ndarray:

@@ -245,3 +245,15 @@ def test_input_and_output_layers_are_section_4_3() -> None:
     texts = [ParallelTrainingScenario.__doc__ or "", *(text for _, text in ParallelTrainingScenario.NOTES)]
     assert not any("Sec. 4.4" in t for t in texts)
     assert any("input- and output-layer activations (Korthikanti Sec. 4.3)" in t for t in texts)
+
+
+def test_a_new_model_under_the_same_layout_blames_state() -> None:
+    """A new model under an unchanged t = 8 layout: its 6 heads cannot be split by 8, and the new state is blamed."""
+    six = Workload(name="six heads", parameters=10**9, layers=8, hidden_dim=6 * 64, heads=6)
+    state = TrainingStateFitScenario(workload=six, bytes_per_value=2, optimizer_bytes_per_parameter=8)
+    eight = G.variant(activations=None, sequence_parallel=False)
+    with pytest.raises(
+        FieldError, match=r"models six heads, whose 6 attention heads tensor_parallel = 8 does not"
+    ) as e:
+        eight.variant(state=state)
+    assert e.value.field == "state"

@@ -146,3 +146,11 @@ def test_plot_says_which_question_it_answers() -> None:
     big = sweep(T.variant(workload=Workloads.LLAMA3_8B), bytes_per_value=[1, 2, 4]).plot()
     # 8.03e9 · (2w + 8): 80.3, 96.4, 128.5 GB against 85.9 GB: the state does not fit from w = 2
     assert "the state does not fit from bytes_per_value = 2" in _legend(big)
+
+
+def test_yes_no_rows_say_how_often() -> None:
+    """The sweep's table gives a verdict as a count, not a range: the run fits at 8 and 16 of 8, 16, 32."""
+    html = sweep(FLASH, batch_size=[8, 16, 32])._repr_html_()
+    assert "true for 2 of 3" in html  # training_fits
+    assert "true for 3 of 3" in html  # fits: the state alone
+    assert "false … true" not in html
