@@ -231,7 +231,8 @@ class Sweep(RichRepr):
             capacity, device = 0.0, ""
         if capacity and is_bytes:
             ax.axhline(capacity / scale, color="#1a1a1a", linestyle="--", linewidth=1.2, label=f"{device} capacity")
-            self._shade(ax, x, (xs, values_x), values[:, 0] > capacity, self._subject(name), categorical=categorical)
+            subject = self._subject(name) + (f" ({labels[0]})" if others else "")  # the first line's answer
+            self._shade(ax, x, (xs, values_x), values[:, 0] > capacity, subject, categorical=categorical)
         if categorical:
             ax.set_xticks(xs, labels=[_tick(v) for v in values_x])
         ax.set_xlabel(x)

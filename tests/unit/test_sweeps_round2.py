@@ -154,3 +154,12 @@ def test_yes_no_rows_say_how_often() -> None:
     assert "true for 2 of 3" in html  # training_fits
     assert "true for 3 of 3" in html  # fits: the state alone
     assert "false … true" not in html
+
+
+def test_shading_of_a_two_axis_plot_names_the_line_it_reads() -> None:
+    """Two axes: the grey region is the first line's answer, and says so (p = 2 overflows for both strategies)."""
+    s = sweep(G, pipeline_parallel=[2, 4, 8], recompute=["none", "full"])
+    # p = 2: 175e9 · 16 / 16 = 175 GB of state per device, over 85.9 GB whatever the recomputation
+    assert not s.fits()[0].any()
+    legend = _legend(s.plot(x="recompute"))
+    assert "a device's share of the run (pipeline_parallel = 2) does not fit at recompute = none, full" in legend
