@@ -71,7 +71,10 @@ class ParallelTrainingScenario(ParallelView, Scenario):
     state and master copy, stage 2 also the gradients, stage 3 also the
     weights. Activations are those of the first pipeline stage, per
     Korthikanti et al. (2022) Table 2, times ``L/p`` layers, times the ``p``
-    micro-batches it holds (times ``1 + (p − 1)/(p·m)`` when interleaved).
+    micro-batches it holds (times ``1 + (p − 1)/(p·m)`` when interleaved);
+    the MLP is ``activations.ffn_multiple`` times the hidden width (Table 2's
+    ``34`` is ``18 + 4f`` at ``f = 4``, and only the MLP's two wide tensors
+    grow with ``f``, inside the part ``t`` splits).
 
     The micro-batch is ``activations.micro_batch``: the sequences each
     data-parallel replica's pipeline processes at once (Korthikanti's ``b``).

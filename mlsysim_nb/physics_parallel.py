@@ -49,7 +49,9 @@ __all__ = [
 #: Bytes per hidden element per layer (16-bit) that tensor parallelism leaves whole on every device
 #: (Korthikanti et al. 2022, Sec. 4.2.1): the inputs of the two layer norms (2 + 2), of the QKV and the
 #: first MLP projection (2 + 2), and the dropout masks after attention and after the MLP (1 + 1).
-#: The rest of the 34 bytes is split across the t devices; sequence parallelism splits these as well.
+#: None of them depends on the feed-forward width. The rest of the 18 + 4f bytes (24 of Korthikanti's 34, at
+#: f = 4: attention 8, the MLP's two f·h-wide tensors 4f) is split across the t devices; sequence parallelism
+#: splits these 10 as well.
 KORTHIKANTI_REPLICATED_BYTES = (2 + 2) + (2 + 2) + (1 + 1)
 
 Getter = Callable[[str], Any]
