@@ -202,6 +202,7 @@ class ParallelView:
             rows.append(("activations.sequence", "sequence length", str(a.magnitude("sequence"))))
             width = a.magnitude("precision_bytes")
             rows.append(("activations.precision_bytes", "activation width b_act", f"{width:g} B"))
+            rows.append(("activations.ffn_multiple", "feed-forward multiple f", str(a.ffn_multiple)))
         if self.hardware is not None:
             rows.append(
                 ("hardware.memory.capacity", "device memory capacity", capacity_text(self.hardware.memory.capacity))

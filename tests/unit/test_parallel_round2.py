@@ -257,3 +257,8 @@ def test_a_new_model_under_the_same_layout_blames_state() -> None:
     ) as e:
         eight.variant(state=state)
     assert e.value.field == "state"
+
+
+def test_inputs_show_the_ffn_multiple() -> None:
+    """The FFN multiple now sizes the activations per device, so the inputs table shows it."""
+    assert "activations.ffn_multiple     8" in _ffn(G, 8).to_text()
