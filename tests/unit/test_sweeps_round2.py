@@ -31,12 +31,13 @@ def test_sweep_over_recompute_displays() -> None:
 def test_categorical_axis_plots_as_categories() -> None:
     """plot(x="recompute") puts one tick per strategy, in the order swept, and shades each one that overflows.
 
-    Micro-batch 2 on G's layout (state 43.75 GB a device): s·b·h = 50,331,648 and 96 layers in flight, so
+    Micro-batch 2 on G's layout without interleaving (state 43.75 GB a device): s·b·h = 50,331,648 and 96 layers
+    in flight, so
     none holds 14.25 · 50,331,648 · 96 = 68.85 GB (112.6 GB in all: over 85.9 GB), selective 4.25 · ... =
     20.54 GB (64.29 GB: fits), full 0.25 · ... = 1.21 GB (fits).
     """
     assert G.activations is not None
-    two = G.variant(activations=G.activations.variant(micro_batch=2))
+    two = G.variant(activations=G.activations.variant(micro_batch=2), interleave=1)
     s = sweep(two, recompute=["none", "selective", "full"])
     assert s["activations_per_device"].m_as("byte").tolist() == [
         50_331_648 * 14.25 * 96,
@@ -131,8 +132,9 @@ def test_fits_without_hardware_is_false_like_the_scenario() -> None:
 
 def test_parallel_fits_and_no_training_fits() -> None:
     """A many-device sweep's fits is its scenario's (state and activations per device); it has no training_fits."""
-    s = sweep(G, pipeline_parallel=[1, 2, 4, 8])
-    assert s.fits().tolist() == [G.variant(pipeline_parallel=p).fits for p in (1, 2, 4, 8)] == [False] * 3 + [True]
+    plain = G.variant(interleave=1)  # m = 3 needs p > 1
+    s = sweep(plain, pipeline_parallel=[1, 2, 4, 8])
+    assert s.fits().tolist() == [plain.variant(pipeline_parallel=p).fits for p in (1, 2, 4, 8)] == [False] * 3 + [True]
     with pytest.raises(NotApplicableError, match="training_fits"):
         s.training_fits()
 
