@@ -152,3 +152,13 @@ def test_prerequisites_agree_with_the_guide(name: str) -> None:
     row = re.search(rf"^\| \[[^\]]+\]\(\.\./notebooks/{name}\.ipynb\) \| ([^|]+) \|", guide, flags=re.M)
     assert row, name
     assert _prerequisites(stated.group(1)) == _prerequisites(row.group(1).replace("none", "")), name
+
+
+def test_section_4_3_bound_is_not_met_by_its_formula() -> None:
+    """Korthikanti Sec. 4.3 prints 'less than 0.01%' for the 22B model; its own formula gives 0.57 %, and 08 says so."""
+    layers, hidden, heads, seq, vocab = 48, 6144, 64, 2048, 51200  # Table 3's 22B, p = 1; v from Sec. 6
+    share = (1 / layers + 4 * (1 + vocab / hidden) / layers) / (34 + 5 * heads * seq / hidden)
+    assert round(100 * share, 2) == 0.57
+    assert (1 / layers) / (34 + 5 * heads * seq / hidden) > 0.0001  # even the embedding's mask alone
+    assert "22B: 0.57% of the activations" in _shown("08_checking_against_the_literature")
+    assert "**Printed, and not matched as written.**" in _prose("08_checking_against_the_literature")
