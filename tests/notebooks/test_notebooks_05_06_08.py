@@ -1,5 +1,7 @@
-"""Notebooks 05, 06 and 08 against the paper: what the 2.7 % is a share of, segment counts near L, Llama in both
-regimes, single-device checks in 08, and prerequisites that agree with the instructor's guide."""
+"""Notebooks 05, 06 and 08 against the papers and the package, and prerequisites that agree with the guide.
+
+What the 2.7 % is a share of, segment counts near L, Llama in both regimes, single-device checks in 08.
+"""
 
 from __future__ import annotations
 
@@ -70,8 +72,11 @@ def test_the_overhead_is_taught_as_a_share_of_a_training_iteration() -> None:
 
 def test_exercise_6_3_uses_the_papers_equations() -> None:
     """Exercise 6.3's expected value is Eq. 8 / Eq. 7 - 1 for GPT-2 XL (v = 50,257)."""
-    check = next(_text(c) for c in _cells("06_activation_checkpointing")
-                 if c["metadata"].get("nbgrader", {}).get("grade_id") == "check_6_3")
+    check = next(
+        _text(c)
+        for c in _cells("06_activation_checkpointing")
+        if c["metadata"].get("nbgrader", {}).get("grade_id") == "check_6_3"
+    )
     assert "selective_overhead(1024, 1600, 48, 50257)" in check
     assert "Correct: 0.09186." in _shown("06_activation_checkpointing")
     assert round(_korthikanti_overhead(1024, 1600, 48, 50257), 5) == 0.09186
@@ -88,10 +93,12 @@ def test_segment_counts_near_L() -> None:
         got = seg.variant(checkpoint_segments=k).checkpointed_activations
         assert got.m_as("byte") == pytest.approx((k * boundary + layer).m_as("byte"))
         assert math.ceil(layers / k) == 2
-    below_full = [k for k in low if seg.variant(checkpoint_segments=k).checkpointed_activations < seg.activations("full")]
+    below_full = [
+        k for k in low if seg.variant(checkpoint_segments=k).checkpointed_activations < seg.activations("full")
+    ]
     assert 28 in below_full
-    k_is_L = seg.variant(checkpoint_segments=layers).checkpointed_activations
-    assert k_is_L.m_as("byte") == pytest.approx((seg.activations("full") + layer).m_as("byte"))
+    k_equals_layers = seg.variant(checkpoint_segments=layers).checkpointed_activations
+    assert k_equals_layers.m_as("byte") == pytest.approx((seg.activations("full") + layer).m_as("byte"))
     prose = _prose("06_activation_checkpointing")
     assert "every $k$ from 25 to 47" in prose
     assert "**Full recomputation is counted without its live layer.**" in prose
@@ -107,11 +114,14 @@ def test_llama_in_both_regimes() -> None:
     norms = 4
     assert (attention, mlp, mlp + silu) == (7, 23, 30)
     assert (attention + mlp + norms, attention + mlp + silu + norms) == (34, 41)
-    answer = next(_text(c) for c in _cells("05_activations")
-                  if c["metadata"].get("nbgrader", {}).get("grade_id") == "explain_5_5")
+    answer = next(
+        _text(c) for c in _cells("05_activations") if c["metadata"].get("nbgrader", {}).get("grade_id") == "explain_5_5"
+    )
     assert "34 to 41 $sbh$ against the memory model's 34" in answer
     assert "(a) *Nothing recomputed*: an overestimate" in answer and "(b) *Selective recomputation*" in answer
-    assert "**The memory model applies the GPT coefficients to every network, Llama included**" in _prose("05_activations")
+    assert "**The memory model applies the GPT coefficients to every network, Llama included**" in _prose(
+        "05_activations"
+    )
 
 
 def test_notebook_08_checks_one_device() -> None:
@@ -146,10 +156,10 @@ def _prerequisites(text: str) -> set[int]:
 def test_prerequisites_agree_with_the_guide(name: str) -> None:
     """The notebook's **Prerequisites.** line and the guide's prerequisites column name the same notebooks."""
     first = _text(_cells(name)[0])
-    stated = re.search(r"\*\*Prerequisites\.\*\*(.*?)\*\*Time", first, flags=re.S)
+    stated = re.search(r"\*\*Prerequisites\.\*\*(.*?)\*\*Time", first, flags=re.DOTALL)
     assert stated, name
     guide = (ROOT / "docs" / "instructors.md").read_text(encoding="utf-8")
-    row = re.search(rf"^\| \[[^\]]+\]\(\.\./notebooks/{name}\.ipynb\) \| ([^|]+) \|", guide, flags=re.M)
+    row = re.search(rf"^\| \[[^\]]+\]\(\.\./notebooks/{name}\.ipynb\) \| ([^|]+) \|", guide, flags=re.MULTILINE)
     assert row, name
     assert _prerequisites(stated.group(1)) == _prerequisites(row.group(1).replace("none", "")), name
 
