@@ -114,6 +114,9 @@ def test_llama_in_both_regimes() -> None:
     norms = 4
     assert (attention, mlp, mlp + silu) == (7, 23, 30)
     assert (attention + mlp + norms, attention + mlp + silu + norms) == (34, 41)
+    # the listed differences from GPT's 34 (MLP 18 without its mask, GQA -3, no masks -2) add up to the same
+    assert 34 + (mlp - 18) - 3 - 2 == attention + mlp + norms
+    assert "$18\\,sbh$ besides its dropout mask" in _prose("05_activations")
     answer = next(
         _text(c) for c in _cells("05_activations") if c["metadata"].get("nbgrader", {}).get("grade_id") == "explain_5_5"
     )
