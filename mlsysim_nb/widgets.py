@@ -11,6 +11,7 @@ shows its message in the panel and the last good scenario and picture stay.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -84,20 +85,35 @@ _COMMON = {"style": {"description_width": "initial"}, "layout": {"width": "98%"}
 SLIDER_MAX = 2**12
 
 
+def slider_position(slider: Any, value: Any) -> float:
+    """Where a powers-of-two slider stands for ``value``: the largest power of two not above it, in range.
+
+    The slider only ever holds an exact power of two. A value between two (a typed 23) leaves the
+    handle at the one below (16) and the box holds the value itself: a browser slider given 23 would
+    snap it to its own step (32) and send that back as if the student had moved it.
+    """
+    try:
+        exponent = math.floor(math.log2(value)) if value >= 1 else slider.min
+    except (TypeError, ValueError, OverflowError):
+        exponent = slider.min
+    return float(2 ** min(max(exponent, slider.min), slider.max))
+
+
 def _log_control(spec: ControlSpec) -> tuple[Any, Any]:
     """A powers-of-two slider to drag and a text box that takes any whole number, linked.
 
     The box is plain text, not a bounded number box: a browser would clamp 0 or a huge value into
     range silently, while here every typed value reaches the model's check, and a rejected one shows
-    its reason in the panel.
+    its reason in the panel. A slider move sets the value (and the box); a typed value sets the value
+    and moves the handle to :func:`slider_position`, which the panel never reads back as a move.
     """
     lo, hi = log2_bounds(dataclasses.replace(spec, high=min(spec.high, SLIDER_MAX)))
-    value = min(max(int(spec.value), 1), 2**hi)
     slider = w.FloatLogSlider(
-        value=value, base=2, min=lo, max=hi, step=1, readout=False, continuous_update=True,
+        value=2**lo, base=2, min=lo, max=hi, step=1, readout=False, continuous_update=True,
         description=spec.label, style={"description_width": "initial"},
         layout=w.Layout(flex="1 1 auto", min_width="150px"),
     )  # fmt: skip
+    slider.value = slider_position(slider, spec.value)
     box = w.Text(value=str(spec.value), continuous_update=False, layout=w.Layout(width="7em", flex="0 0 auto"))
     return w.HBox([slider, box], layout=w.Layout(width="98%")), (slider, box)
 
@@ -161,7 +177,7 @@ class ScenarioExplorer(w.VBox):
             if spec.kind == "log":
                 box, (slider, entry) = _log_control(spec)
                 self._sliders[name] = slider
-                slider.observe(lambda change, name=name: self._on_change(name, round(change["new"])), names="value")
+                slider.observe(lambda change, name=name: self._on_slide(name, change["new"]), names="value")
                 entry.observe(
                     lambda change, name=name: self._on_change(name, typed_number(change["new"])), names="value"
                 )
@@ -202,6 +218,13 @@ class ScenarioExplorer(w.VBox):
     def _on_change(self, name: str, value: Any) -> None:
         if not self._syncing:
             self._apply(name, value)
+
+    def _on_slide(self, name: str, value: float) -> None:
+        """A slider move; the handle's own position for the current value (an echo from the browser) is none."""
+        slider = self._sliders[name]
+        if self._syncing or value == slider_position(slider, self.specs[name].value):
+            return
+        self._apply(name, round(value))
 
     def _reject(self, spec: ControlSpec, value: Any, reason: str) -> None:
         self.error = f"{spec.label} = {value!r} was not applied: {reason}"
@@ -256,9 +279,9 @@ class ScenarioExplorer(w.VBox):
                 shown = str(spec.value) if spec.kind == "log" else spec.value  # the log control's box is text
                 if control.value != shown:
                     control.value = shown
-                if spec.name in self._sliders and spec.value >= 1:
+                if spec.name in self._sliders:
                     slider = self._sliders[spec.name]
-                    slider.value = min(spec.value, 2**slider.max)
+                    slider.value = slider_position(slider, spec.value)
                 control.disabled = spec.disabled
                 self.specs[spec.name] = spec
         finally:

@@ -10,6 +10,7 @@ anywidget chart and the fit verdict change to what the Python model gives.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import secrets
@@ -32,11 +33,17 @@ pytestmark = pytest.mark.browser
 
 CONTRAST_JS = (Path(__file__).parent / "contrast.js").read_text(encoding="utf-8")
 
-NOTEBOOK_SOURCE = (
-    "from mlsysim_nb import Scenarios, explore\n"
-    "panel = explore(Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100)\n"
-    "panel"
-)
+#: the repository this test file belongs to: the server's kernels import its package, not an installed copy
+REPO = Path(__file__).resolve().parents[2]
+
+NOTEBOOKS = {
+    "explore.ipynb": "explore(Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100)",  # notebook 07's panel
+    "activations.ipynb": "explore(Scenarios.Gpt2XlBatch32Activations)",  # notebook 05's panel
+    "layout.ipynb": (  # notebook 09's panel
+        "explore(Scenarios.Gpt3_175BKorthikantiTable3OnA100.variant("
+        "data_parallel=8, zero_stage=1, tensor_parallel=1, pipeline_parallel=1))"
+    ),
+}
 
 
 def _free_port() -> int:
@@ -45,7 +52,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _notebook(path: Path) -> None:
+def _notebook(path: Path, panel: str) -> None:
     nb = {
         "cells": [
             {
@@ -54,7 +61,7 @@ def _notebook(path: Path) -> None:
                 "id": "explore",
                 "metadata": {},
                 "outputs": [],
-                "source": NOTEBOOK_SOURCE,
+                "source": f"import mlsysim_nb\nfrom mlsysim_nb import Scenarios, explore\npanel = {panel}\npanel",
             }
         ],
         "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
@@ -70,7 +77,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory, chromium_path: str) -> Iterato
     root = tmp_path_factory.mktemp("lab")
     work = root / "work"
     work.mkdir()
-    _notebook(work / "explore.ipynb")
+    for name, panel in NOTEBOOKS.items():
+        _notebook(work / name, panel)
     settings = root / "settings"
     (settings / "@jupyterlab" / "notebook-extension").mkdir(parents=True)
     (settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
@@ -89,6 +97,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory, chromium_path: str) -> Iterato
         (root / sub).mkdir()
         env[name] = str(root / sub)
     env["JUPYTERLAB_SETTINGS_DIR"] = str(settings)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
     port, token = _free_port(), secrets.token_hex(16)
     cmd = [
         sys.executable,
@@ -149,18 +158,37 @@ def _wait_text(page: Any, selector: str, expected: str, timeout: float = 30) -> 
     raise AssertionError(f"{selector!r} never showed {expected!r}; last text: {text!r}")
 
 
-def test_explorer_responds_in_jupyterlab(browser: Any, lab: dict[str, Any], artifacts: Path) -> None:
-    """Run the notebook, move the batch slider, choose the T4: total, chart and verdict follow the model."""
-    start = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100
-    halved = start.rebind(batch_size=16)
-    typed = start.rebind(batch_size=21)
-    on_t4 = typed.variant(hardware=Hardware.T4)
+KERNEL_JS = """
+async (code) => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  const future = kernel.requestExecute({code, store_history: false});
+  let out = "";
+  future.onIOPub = (msg) => {
+    if (msg.header.msg_type === "stream") out += msg.content.text;
+    if (msg.header.msg_type === "error") out += `${msg.content.ename}: ${msg.content.evalue}`;
+  };
+  await future.done;
+  return out.trim();
+}
+"""
 
+
+def _kernel(page: Any, code: str) -> str:
+    """Run ``code`` in the notebook's kernel and return what it printed.
+
+    The request goes to the kernel after every widget message the page has already sent, so it
+    reads the state those messages left.
+    """
+    return str(page.evaluate(KERNEL_JS, code))
+
+
+def _open(browser: Any, lab: dict[str, Any], artifacts: Path, notebook: str) -> tuple[Any, Any, list[str]]:
+    """Open ``notebook`` in JupyterLab, run it, and wait for the panel: ``(context, page, page errors)``."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(f"{lab['url']}/lab/tree/explore.ipynb?token={lab['token']}")
+    page.goto(f"{lab['url']}/lab/tree/{notebook}?reset&token={lab['token']}")  # reset: only this notebook open
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
     page.wait_for_function("() => window.jupyterapp !== undefined", timeout=30_000)
     # run the cell (retrying: the command is ignored until the notebook panel has its kernel session)
@@ -169,13 +197,28 @@ def test_explorer_responds_in_jupyterlab(browser: Any, lab: dict[str, Any], arti
         page.locator(".jp-Cell-inputArea").first.click()
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
         page.wait_for_timeout(3000)
+    try:
+        page.wait_for_selector(".msn-summary", state="attached", timeout=60_000)
+        page.wait_for_selector(".msn-bar svg", state="attached", timeout=60_000)
+    except Exception:
+        page.screenshot(path=str(artifacts / f"jupyterlab-{notebook}-failed.png"))
+        raise
+    # the kernel imports this checkout's package, not another copy
+    assert _kernel(page, "print(mlsysim_nb.__file__)").startswith(str(REPO))
+    return context, page, errors
+
+
+def test_explorer_responds_in_jupyterlab(browser: Any, lab: dict[str, Any], artifacts: Path) -> None:
+    """Run the notebook, move the batch slider, choose the T4: total, chart and verdict follow the model."""
+    start = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100
+    halved = start.rebind(batch_size=16)
+    typed = start.rebind(batch_size=21)
+    on_t4 = typed.variant(hardware=Hardware.T4)
+
+    context, page, errors = _open(browser, lab, artifacts, "explore.ipynb")
 
     # the panel renders: the static derivation and the anywidget chart, with the model's numbers
-    try:
-        _wait_text(page, ".msn-summary", summary_line(start), timeout=60)
-    except AssertionError:
-        page.screenshot(path=str(artifacts / "jupyterlab-explorer-failed.png"))
-        raise
+    _wait_text(page, ".msn-summary", summary_line(start), timeout=60)
     _wait_text(page, ".msn-bar-total", _fmt_gb(start.training_total.m_as("GB")))
 
     # move the batch slider one step left with the keyboard: 32 -> 16 on the powers-of-two scale
@@ -185,18 +228,21 @@ def test_explorer_responds_in_jupyterlab(browser: Any, lab: dict[str, Any], arti
     _wait_text(page, ".msn-summary", summary_line(halved))
     _wait_text(page, ".msn-bar-total", _fmt_gb(halved.training_total.m_as("GB")))
     box = control.locator("input[type='text']")
-    assert box.input_value() == "16"
+    _settled(page, control, 16)
 
     # a value the model refuses is not clamped by the browser: the panel says why and keeps batch 16
+    # (the message appears before the box is put back: wait for the box's settled value, not the message)
     box.fill("0")
     box.press("Enter")
     _wait_text(page, ".widget-html", "must be at least 1")
-    assert box.input_value() == "16"
+    _settled(page, control, 16)
+    assert _kernel(page, "print(panel.scenario.batch_size)") == "16"
 
     # every whole batch is reachable: type 21 in the box beside the slider
     box.fill("21")
     box.press("Enter")
     _wait_text(page, ".msn-summary", summary_line(typed))
+    _settled(page, control, 21)
 
     # choose another accelerator: the verdict and the capacity line follow
     page.locator(".widget-dropdown", has_text="accelerator").locator("select").select_option(label="NVIDIA T4")
@@ -221,4 +267,56 @@ def test_explorer_responds_in_jupyterlab(browser: Any, lab: dict[str, Any], arti
     context.close()
     assert len(results) > 50
     assert [r for r in results if r["ratio"] < 4.5] == []
+    assert errors == []
+
+
+def _settled(page: Any, control: Any, expected: int) -> None:
+    """Wait for the state a value leaves, not its first sign: the box, then the handle, then the kernel.
+
+    The handle stands at the largest power of two not above the value; once it is there, whatever
+    the page sent in reply has gone to the kernel before the round trip that ends this wait.
+    """
+    from playwright.sync_api import expect
+
+    expect(control.locator("input[type='text']")).to_have_value(str(expected), timeout=30_000)
+    exponent = f"{math.floor(math.log2(expected)):.1f}"
+    expect(control.locator(".noUi-handle")).to_have_attribute("aria-valuenow", exponent, timeout=30_000)
+    _kernel(page, "pass")
+
+
+def test_typed_value_is_kept_exactly(browser: Any, lab: dict[str, Any], artifacts: Path) -> None:
+    """Typing 23 (notebook 07's answer, between two powers of two) keeps 23: the slider never rewrites the box."""
+    start = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100
+    context, page, errors = _open(browser, lab, artifacts, "explore.ipynb")
+    control = page.locator(".widget-hbox", has_text="batch size")
+    box = control.locator("input[type='text']")
+    for typed in (23, 24, 11, 12, 100, 23):
+        box.fill(str(typed))
+        box.press("Enter")
+        expected = start.rebind(batch_size=typed)
+        _wait_text(page, ".msn-summary", summary_line(expected))
+        _settled(page, control, typed)
+        assert _kernel(page, "print(panel.scenario.batch_size, repr(panel.error))") == f"{typed} ''"
+        assert box.input_value() == str(typed)
+        assert summary_line(expected) in (page.locator(".msn-summary").first.text_content() or "")
+    assert "the run fits" in summary_line(start.rebind(batch_size=23))
+    # the slider still moves in powers of two from where the typed value left it
+    control.locator(".noUi-handle").focus()
+    page.keyboard.press("ArrowRight")
+    _settled(page, control, 32)
+    assert _kernel(page, "print(panel.scenario.batch_size)") == "32"
+    context.close()
+    assert errors == []
+
+
+def test_typed_layout_is_kept_exactly(browser: Any, lab: dict[str, Any], artifacts: Path) -> None:
+    """Notebook 09's panel: p = 6 stays 6 (48 devices, not 64), and t = 3 is refused with a message."""
+    context, page, errors = _open(browser, lab, artifacts, "layout.ipynb")
+    control = page.locator(".widget-hbox", has_text="pipeline")
+    stages = control.locator("input[type='text']")
+    stages.fill("6")
+    stages.press("Enter")
+    _settled(page, control, 6)
+    assert _kernel(page, "print(panel.scenario.pipeline_parallel, panel.scenario.devices)") == "6 48"
+    context.close()
     assert errors == []

@@ -178,3 +178,26 @@ def test_control_change_is_fast(panel: ScenarioExplorer) -> None:
     assert panel.recomputes == before + 5
     assert panel.scenario.batch_size == 16  # 32 -> 16 -> 8 -> 16 -> 8 -> 16
     assert seconds / 5 < 1.0  # about 7 ms on a shared 2-core machine
+
+
+def test_typed_value_between_powers_of_two_is_kept(panel: ScenarioExplorer) -> None:
+    """Typing 23 keeps 23; the slider holds only an exact power of two (16), which a browser never re-snaps."""
+    slider = panel._sliders["batch_size"]
+    for typed, handle in ((23, 16), (24, 16), (11, 8), (12, 8), (100, 64), (5000, 4096), (32, 32)):
+        panel.controls["batch_size"].value = str(typed)  # what the browser sends for the box
+        assert panel.scenario.batch_size == typed
+        assert panel.controls["batch_size"].value == str(typed)
+        assert slider.value == handle
+    panel.controls["batch_size"].value = "23"
+    before = panel.recomputes
+    slider.value = 16.0  # the browser's reply that the handle stands at 16: not a move
+    assert (panel.scenario.batch_size, panel.recomputes) == (23, before)
+    slider.value = 32.0  # a real move
+    assert panel.scenario.batch_size == 32
+
+
+def test_slider_starts_on_a_power_of_two() -> None:
+    """A panel opened on batch 23 puts the handle on 16 and the box on 23."""
+    p = explore(Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100.variant(batch_size=23))
+    assert p._sliders["batch_size"].value == 16
+    assert p.controls["batch_size"].value == "23"
