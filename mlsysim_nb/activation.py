@@ -310,7 +310,9 @@ class ActivationMemoryScenario(Scenario):
                 low=0,
                 bind=lambda s, v: {"checkpoint_segments": None if v == 0 else v},
             ),
-            c.view_control("strategy", "recomputation", STRATEGIES),
+            c.view_control(
+                "strategy", "recomputation", STRATEGIES, steps={s: f'activations("{s}")' for s in STRATEGIES}
+            ),
         ]
 
     def __repr__(self) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +55,11 @@ class ControlSpec:
     help: str = ""
     disabled: bool = False
     bind: Bind | None = dataclasses.field(default=None, compare=False, repr=False)
+    steps: tuple[tuple[Any, str], ...] = ()  # a view setting: the derivation step each choice stands for
+
+    def step_for(self, value: Any) -> str:
+        """The derivation step a view setting's choice stands for (``""`` when it names none)."""
+        return str(dict(self.steps).get(value, ""))
 
     def accepts(self, value: Any) -> str:
         """Why ``value`` cannot be set on this control (``""`` when it can); the panel shows the reason."""
@@ -103,9 +108,16 @@ def toggle_control(name: str, label: str, value: bool, bind: Bind, help_: str = 
     return ControlSpec(name, label, "toggle", bool(value), help=help_, bind=bind)
 
 
-def view_control(name: str, label: str, options: Sequence[str], value: str | None = None) -> ControlSpec:
-    """A display setting (e.g. which strategy the chart highlights); it changes no field."""
-    return ControlSpec(name, label, "view", value or options[0], options=tuple((o, o) for o in options))
+def view_control(
+    name: str, label: str, options: Sequence[str], value: str | None = None, steps: Mapping[str, str] | None = None
+) -> ControlSpec:
+    """A display setting (e.g. which strategy the chart highlights); it changes no field.
+
+    ``steps`` names the derivation step each choice stands for (``{"full": 'activations("full")'}``):
+    the panel marks it in the derivation and states its result under the summary.
+    """
+    choices = tuple((o, o) for o in options)
+    return ControlSpec(name, label, "view", value or options[0], options=choices, steps=tuple((steps or {}).items()))
 
 
 def _catalog(kind: str) -> Any:

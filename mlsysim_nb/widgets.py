@@ -22,7 +22,7 @@ import traitlets
 
 from mlsysim_nb.charts import COLORS, memory_breakdown
 from mlsysim_nb.controls import ControlSpec, changes_for, controls_for, log2_bounds
-from mlsysim_nb.repr_html import error_html, scenario_html
+from mlsysim_nb.repr_html import Chosen, error_html, scenario_html
 
 if TYPE_CHECKING:
     from mlsysim_nb.base import Scenario
@@ -186,8 +186,7 @@ class ScenarioExplorer(w.VBox):
                 box = self.controls[name] = _widget(spec)
             if spec.kind == "view":
                 self.view[name] = spec.value
-            else:
-                box.observe(lambda change, name=name: self._on_change(name, change["new"]), names="value")
+            box.observe(lambda change, name=name: self._on_change(name, change["new"]), names="value")
             boxes.append(box)
         self.status = w.HTML(value="", layout=w.Layout(min_height="1.5em"))
         self.chart = MemoryBarWidget()
@@ -237,9 +236,14 @@ class ScenarioExplorer(w.VBox):
         if reason:
             self._reject(spec, value, reason)
             return
-        if spec.kind == "view":
+        if spec.kind == "view":  # a display setting: the chart's highlight and the derivation's marked step
             self.view[name] = value
-            self._render(derivation=False)
+            self._syncing = True
+            try:
+                self.controls[name].value = value
+            finally:
+                self._syncing = False
+            self._render()
             return
         if value == spec.value:  # the value in use: nothing to recompute
             return
@@ -258,11 +262,15 @@ class ScenarioExplorer(w.VBox):
         for callback in self._callbacks:
             callback(self._scenario)
 
-    def _render(self, *, derivation: bool = True) -> None:
+    def _render(self) -> None:
         highlight = next(iter(self.view.values()), "")
         self.chart.show(self._scenario, highlight)
-        if derivation:
-            self.derivation.value = scenario_html(self._scenario, chart=False)
+        chosen = None
+        for name, value in self.view.items():
+            step = self.specs[name].step_for(value)
+            if step:
+                chosen = Chosen(f"{self.specs[name].label}: {value}", step)
+        self.derivation.value = scenario_html(self._scenario, chart=False, chosen=chosen)
 
     def _sync_controls(self) -> None:
         """Bring every control to the current scenario (after a change touched several fields)."""

@@ -320,3 +320,23 @@ def test_typed_layout_is_kept_exactly(browser: Any, lab: dict[str, Any], artifac
     assert _kernel(page, "print(panel.scenario.pipeline_parallel, panel.scenario.devices)") == "6 48"
     context.close()
     assert errors == []
+
+
+def test_strategy_toggle_in_jupyterlab(browser: Any, lab: dict[str, Any], artifacts: Path) -> None:
+    """Notebook 05's task: clicking "full" moves the chart's highlight and marks full in the derivation."""
+    from playwright.sync_api import expect
+
+    from mlsysim_nb.formatting import format_bytes
+
+    acts = Scenarios.Gpt2XlBatch32Activations
+    context, page, errors = _open(browser, lab, artifacts, "activations.ipynb")
+    expect(page.locator(".msn-bar-highlight")).to_have_text("none", timeout=30_000)
+    page.locator(".widget-toggle-buttons button", has_text="full").click()
+    expect(page.locator(".msn-bar-highlight")).to_have_text("full", timeout=30_000)
+    full = format_bytes(acts.activations("full").m_as("B"))
+    expect(page.locator(".msn-chosen-line")).to_contain_text(f"recomputation: full = {full}", timeout=30_000)
+    expect(page.locator("tr.msn-chosen .msn-name")).to_contain_text('activations("full")')
+    assert _kernel(page, "print(panel.view['strategy'], panel.chart.highlight)") == "full full"
+    page.screenshot(path=str(artifacts / "jupyterlab-strategy.png"), full_page=False)
+    context.close()
+    assert errors == []

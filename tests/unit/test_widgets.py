@@ -8,6 +8,7 @@ import pytest
 
 from mlsysim_nb import Q_, Hardware, Scenarios, compare, explore
 from mlsysim_nb.controls import controls_for
+from mlsysim_nb.formatting import format_bytes
 from mlsysim_nb.widgets import MemoryBarWidget, ScenarioExplorer, chart_data
 
 
@@ -201,3 +202,21 @@ def test_slider_starts_on_a_power_of_two() -> None:
     p = explore(Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100.variant(batch_size=23))
     assert p._sliders["batch_size"].value == 16
     assert p.controls["batch_size"].value == "23"
+
+
+def test_strategy_toggle_moves_highlight_and_derivation() -> None:
+    """Clicking "full" (the widget's own value, as the browser sets it) highlights full and marks its step."""
+    p = explore(Scenarios.Gpt2XlBatch32Activations)
+    assert p.chart.highlight == "none"
+    assert 'class="msn-chosen"' in p.derivation.value
+    before, n = p.derivation.value, p.recomputes
+    p.controls["strategy"].value = "full"
+    assert p.chart.highlight == "full"
+    assert p.view == {"strategy": "full"}
+    assert p.derivation.value != before
+    chosen = p.derivation.value.split('class="msn-chosen"', 1)[1].split("</tr>", 1)[0]
+    assert "activations(&quot;full&quot;)" in chosen
+    assert f"recomputation: full = {format_bytes(p.scenario.activations('full').m_as('B'))}" in p.derivation.value
+    assert n == p.recomputes  # a display setting recomputes nothing
+    p.set("strategy", "selective")  # from code: the toggle buttons follow
+    assert (p.controls["strategy"].value, p.chart.highlight) == ("selective", "selective")
