@@ -340,3 +340,48 @@ def test_strategy_toggle_in_jupyterlab(browser: Any, lab: dict[str, Any], artifa
     page.screenshot(path=str(artifacts / "jupyterlab-strategy.png"), full_page=False)
     context.close()
     assert errors == []
+
+
+BROKEN_WORDS_JS = """
+(el) => {
+  // the words of el's text that the browser laid out over more than one line
+  const broken = [];
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const re = /\\S+/g;
+    for (let m = re.exec(node.data); m; m = re.exec(node.data)) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const tops = new Set(Array.from(range.getClientRects()).map((r) => Math.round(r.top)));
+      if (tops.size > 1) broken.push(m[0]);
+    }
+  }
+  return broken;
+}
+"""
+
+
+def test_refusal_message_in_full(browser: Any, lab: dict[str, Any], artifacts: Path) -> None:
+    """Notebook 09: t = 3 is refused; the panel shows the model's whole message, wrapped between words only."""
+    from playwright.sync_api import expect
+
+    context, page, errors = _open(browser, lab, artifacts, "layout.ipynb")
+    control = page.locator(".widget-hbox", has_text="tensor parallel")
+    box = control.locator("input[type='text']")
+    box.fill("3")
+    box.press("Enter")
+    status = page.locator(".msn-error")
+    expect(status).to_contain_text("was not applied", timeout=30_000)
+    _settled(page, control, 1)
+    error = _kernel(page, "print(panel.error)")
+    assert error.startswith("tensor parallel (t) = 3 was not applied: ")
+    assert " ".join((status.text_content() or "").split()) == f"{error} (the last good scenario is kept)"
+    for width in (1400, 900, 600, 420):  # a side-by-side or phone-width notebook wraps it over more lines
+        page.set_viewport_size({"width": width, "height": 1000})
+        page.wait_for_function("(w) => window.innerWidth === w", arg=width)
+        assert status.evaluate(BROKEN_WORDS_JS) == [], width
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.screenshot(path=str(artifacts / "jupyterlab-refusal.png"), full_page=False)
+    context.close()
+    assert errors == []
