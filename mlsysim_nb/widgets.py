@@ -20,7 +20,7 @@ import anywidget
 import ipywidgets as w
 import traitlets
 
-from mlsysim_nb.charts import COLORS, memory_breakdown
+from mlsysim_nb.charts import COLORS, memory_breakdown, size_text
 from mlsysim_nb.controls import ControlSpec, changes_for, controls_for, log2_bounds
 from mlsysim_nb.repr_html import Chosen, error_html, scenario_html
 
@@ -37,7 +37,9 @@ class MemoryBarWidget(anywidget.AnyWidget):
 
     _esm = STATIC / "memory_bar.js"
     _css = STATIC / "memory_bar.css"
-    bars = traitlets.List(traitlets.Dict(), help="[{label, total_gb, parts: [{name, gb, color}]}]").tag(sync=True)
+    bars = traitlets.List(
+        traitlets.Dict(), help="[{label, total_gb, total_text, parts: [{name, gb, text, color}]}]"
+    ).tag(sync=True)
     capacity = traitlets.Float(None, allow_none=True, help="capacity line in GB").tag(sync=True)
     capacity_label = traitlets.Unicode("", help="text over the capacity line").tag(sync=True)
     highlight = traitlets.Unicode("", help="label of the bar to emphasise").tag(sync=True)
@@ -68,12 +70,13 @@ def chart_data(scenario: Scenario) -> dict[str, Any]:
     if chart is None:
         return {"bars": [], "capacity": None, "capacity_label": "", "caption": ""}
     bars = []
-    for label, parts in chart.bars:
+    for label, parts in chart.bars:  # zero parts are already left out
         items = [
-            {"name": k, "gb": v / 1e9, "color": chart.colors.get(k) or COLORS.get(k, "#999999")}
+            {"name": k, "gb": v / 1e9, "text": size_text(v), "color": chart.colors.get(k) or COLORS.get(k, "#999999")}
             for k, v in parts.items()
         ]
-        bars.append({"label": label, "total_gb": sum(v for v in parts.values()) / 1e9, "parts": items})
+        total = sum(v for v in parts.values())
+        bars.append({"label": label, "total_gb": total / 1e9, "total_text": size_text(total), "parts": items})
     capacity = None if chart.capacity is None else chart.capacity / 1e9
     return {"bars": bars, "capacity": capacity, "capacity_label": chart.capacity_label, "caption": chart.caption}
 

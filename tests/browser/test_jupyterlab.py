@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from mlsysim_nb import Hardware, Scenarios
+from mlsysim_nb.formatting import format_bytes
 from mlsysim_nb.summary import summary_line
 
 pytestmark = pytest.mark.browser
@@ -140,11 +141,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory, chromium_path: str) -> Iterato
         log.close()
 
 
-def _fmt_gb(gb: float) -> str:
-    """The chart's spelling of a number of GB (as memory_bar.js writes it)."""
-    return f"{gb:.0f}" if gb >= 100 else f"{gb:.1f}" if gb >= 10 else f"{gb:.2f}"
-
-
 def _wait_text(page: Any, selector: str, expected: str, timeout: float = 30) -> str:
     deadline = time.monotonic() + timeout
     text = ""
@@ -219,14 +215,14 @@ def test_explorer_responds_in_jupyterlab(browser: Any, lab: dict[str, Any], arti
 
     # the panel renders: the static derivation and the anywidget chart, with the model's numbers
     _wait_text(page, ".msn-summary", summary_line(start), timeout=60)
-    _wait_text(page, ".msn-bar-total", _fmt_gb(start.training_total.m_as("GB")))
+    _wait_text(page, ".msn-bar-total", format_bytes(start.training_total.m_as("B")))
 
     # move the batch slider one step left with the keyboard: 32 -> 16 on the powers-of-two scale
     control = page.locator(".widget-hbox", has_text="batch size")
     control.locator(".noUi-handle").focus()
     page.keyboard.press("ArrowLeft")
     _wait_text(page, ".msn-summary", summary_line(halved))
-    _wait_text(page, ".msn-bar-total", _fmt_gb(halved.training_total.m_as("GB")))
+    _wait_text(page, ".msn-bar-total", format_bytes(halved.training_total.m_as("B")))
     box = control.locator("input[type='text']")
     _settled(page, control, 16)
 
@@ -251,9 +247,12 @@ def test_explorer_responds_in_jupyterlab(browser: Any, lab: dict[str, Any], arti
     _wait_text(page, ".msn-bar-caplabel", "NVIDIA T4")
     assert re.search(r"does not fit", page.locator(".msn-nofit").first.inner_text())
 
-    # hovering a bar segment shows its value (the anywidget responds)
+    # hovering a bar segment shows its value, spelled as the derivation spells it (the anywidget responds)
     page.locator(".msn-bar-part").first.hover()
-    _wait_text(page, ".msn-bar-tip", "GB")
+    _wait_text(page, ".msn-bar-tip", f"this run · weights: {format_bytes(on_t4.weights.m_as('B'))}")
+    # no 0 B part: the legend lists what the bar holds
+    legend = page.locator(".msn-bar-legend").all_text_contents()
+    assert legend == ["weights", "gradients", "optimizer state", "master copy", "activations"]
 
     page.screenshot(path=str(artifacts / "jupyterlab-explorer.png"), full_page=False)
 
@@ -325,8 +324,6 @@ def test_typed_layout_is_kept_exactly(browser: Any, lab: dict[str, Any], artifac
 def test_strategy_toggle_in_jupyterlab(browser: Any, lab: dict[str, Any], artifacts: Path) -> None:
     """Notebook 05's task: clicking "full" moves the chart's highlight and marks full in the derivation."""
     from playwright.sync_api import expect
-
-    from mlsysim_nb.formatting import format_bytes
 
     acts = Scenarios.Gpt2XlBatch32Activations
     context, page, errors = _open(browser, lab, artifacts, "activations.ipynb")
