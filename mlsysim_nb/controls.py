@@ -130,8 +130,18 @@ def _catalog(kind: str) -> Any:
     return Workloads.all()
 
 
+def option_label(kind: str, record: Any) -> str:
+    """How a catalog dropdown names a record: an accelerator with its memory as stated, ``NVIDIA H100 (80 GiB)``."""
+    if kind != "hardware":
+        return str(record.name)
+    from mlsysim_nb.formula import format_number
+
+    capacity = record.memory.capacity
+    return f"{record.name} ({format_number(capacity.magnitude)} {capacity.units:~P})"
+
+
 def _catalog_options(kind: str) -> tuple[tuple[str, Any], ...]:
-    entries = tuple((record.name, key) for key, record in _catalog(kind).items())
+    entries = tuple((option_label(kind, record), key) for key, record in _catalog(kind).items())
     return (("no hardware", None), *entries) if kind == "hardware" else entries
 
 
@@ -160,7 +170,7 @@ def catalog_control(scenario: Scenario, kind: str, bind: Bind | None = None) -> 
     options = _catalog_options(kind)
     key = _key_of(kind, current)
     if key not in [v for _, v in options]:  # a user's own record: keep it selectable
-        options = ((current.name, key), *options)
+        options = ((option_label(kind, current), key), *options)
 
     def to_record(s: Any, k: Any) -> Changes:
         record = current if k == key else catalog_record(kind, k)

@@ -241,7 +241,9 @@ def test_explorer_responds_in_jupyterlab(browser: Any, lab: dict[str, Any], arti
     _settled(page, control, 21)
 
     # choose another accelerator: the verdict and the capacity line follow
-    page.locator(".widget-dropdown", has_text="accelerator").locator("select").select_option(label="NVIDIA T4")
+    page.locator(".widget-dropdown", has_text="accelerator").locator("select").select_option(
+        label="NVIDIA T4 (16 GiB)"
+    )  # each option names its memory
     text = _wait_text(page, ".msn-summary", summary_line(on_t4))
     assert "does not fit" in text
     _wait_text(page, ".msn-bar-caplabel", "NVIDIA T4")

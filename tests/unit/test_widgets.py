@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import timeit
 
 import pytest
@@ -123,7 +124,7 @@ def test_user_hardware_appears_in_dropdown(tmp_path) -> None:  # type: ignore[no
     Hardware.add_file(path)
     try:
         p = explore(Scenarios.Gpt2Fp32AdamOnH100)
-        assert ("Lab GPU", "LAB_GPU") in p.controls["hardware"].options
+        assert ("Lab GPU (48 GB)", "LAB_GPU") in p.controls["hardware"].options
         p.set("hardware", "LAB_GPU")
         assert Q_(48, "GB") == p.scenario.hardware.memory.capacity
     finally:
@@ -220,3 +221,26 @@ def test_strategy_toggle_moves_highlight_and_derivation() -> None:
     assert n == p.recomputes  # a display setting recomputes nothing
     p.set("strategy", "selective")  # from code: the toggle buttons follow
     assert (p.controls["strategy"].value, p.chart.highlight) == ("selective", "selective")
+
+
+def test_accelerator_options_show_capacities() -> None:
+    """Each accelerator option names its memory as the catalog states it: "NVIDIA H100 (80 GiB)"."""
+    p = explore(Scenarios.Gpt2Fp32AdamOnH100)
+    labels = {v: label for label, v in p.controls["hardware"].options}
+    assert labels["H100"] == "NVIDIA H100 (80 GiB)"
+    assert labels["T4"] == "NVIDIA T4 (16 GiB)"
+    assert labels[None] == "no hardware"
+    assert all(label.endswith("GiB)") for key, label in labels.items() if key is not None)
+    node = Hardware.T4
+    own = explore(Scenarios.Gpt2Fp32AdamOnH100.variant(hardware=dataclasses.replace(node, name="My card")))
+    assert own.controls["hardware"].options[0][0] == "My card (16 GiB)"
+
+
+def test_title_of_an_fp32_run_with_a_master_copy() -> None:
+    """Switching the master copy on in an FP32 run: the title says what each FP32 is, not "FP32 + FP32 master"."""
+    p = explore(Scenarios.Gpt2Fp32AdamOnH100)
+    p.set("master_bytes_per_parameter", True)
+    assert p.scenario.title() == "GPT-2 XL (1.5B), FP32 weights + FP32 master + Adam on NVIDIA H100"
+    assert "FP32 + FP32" not in p.derivation.value
+    p.set("bytes_per_value", 2.0)
+    assert p.scenario.title() == "GPT-2 XL (1.5B), 16-bit + FP32 master + Adam on NVIDIA H100"
