@@ -301,6 +301,13 @@ class ScenarioExplorer(w.VBox):
     def __repr__(self) -> str:
         return f"ScenarioExplorer({type(self._scenario).__name__}: {self._scenario.title()})"
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """The widget view, and a text form that holds the answer: ipywidgets' own cuts it at 110 characters."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if isinstance(bundle, dict):
+            bundle["text/plain"] = f"{self!r}\n{self._scenario.headline()}"
+        return bundle
+
 
 def explore(scenario: Scenario) -> ScenarioExplorer:
     """A live panel of controls, derivation and chart for ``scenario``.

@@ -244,3 +244,15 @@ def test_title_of_an_fp32_run_with_a_master_copy() -> None:
     assert "FP32 + FP32" not in p.derivation.value
     p.set("bytes_per_value", 2.0)
     assert p.scenario.title() == "GPT-2 XL (1.5B), 16-bit + FP32 master + Adam on NVIDIA H100"
+
+
+def test_plain_text_form_holds_the_numbers(panel: ScenarioExplorer) -> None:
+    """Without JavaScript (text/plain) the panel shows its whole title and headline numbers, never cut mid-word."""
+    text = panel._repr_mimebundle_()["text/plain"]
+    s = panel.scenario
+    assert "…" not in text
+    assert s.title() in text
+    assert str(s.headline()) in text
+    assert format_bytes(s.training_total.m_as("B")) in text
+    panel.set("batch_size", 23)
+    assert "at batch 23" in panel._repr_mimebundle_()["text/plain"]
