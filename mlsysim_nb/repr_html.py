@@ -180,6 +180,11 @@ def error_html(message: str) -> str:
     return _wrap(f'<div class="msn-error">{escape(message)}</div>')
 
 
+def warning_html(message: str) -> str:
+    """A visible caution (a live panel's caveat about numbers it did apply)."""
+    return _wrap(f'<div class="msn-warning">&#9888; {escape(message)}</div>')
+
+
 def _table(header: list[str], rows: list[list[str]]) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)

@@ -384,3 +384,18 @@ def test_refusal_message_in_full(browser: Any, lab: dict[str, Any], artifacts: P
     page.screenshot(path=str(artifacts / "jupyterlab-refusal.png"), full_page=False)
     context.close()
     assert errors == []
+
+
+def test_segment_caveat_in_jupyterlab(browser: Any, lab: dict[str, Any], artifacts: Path) -> None:
+    """Notebook 06's reading of k = 28: the panel applies it and says why the number reads low."""
+    from playwright.sync_api import expect
+
+    context, page, errors = _open(browser, lab, artifacts, "activations.ipynb")
+    expect(page.locator(".msn-warning")).to_have_count(0)
+    segments = page.locator(".widget-slider", has_text="checkpoint segments")
+    segments.locator(".widget-readout").fill("28")  # the slider's own editable readout
+    segments.locator(".widget-readout").press("Enter")
+    expect(page.locator(".msn-warning")).to_contain_text("28 segments do not divide the 48 layers", timeout=30_000)
+    assert _kernel(page, "print(panel.scenario.checkpoint_segments, repr(panel.error))") == "28 ''"
+    context.close()
+    assert errors == []

@@ -256,3 +256,23 @@ def test_plain_text_form_holds_the_numbers(panel: ScenarioExplorer) -> None:
     assert format_bytes(s.training_total.m_as("B")) in text
     panel.set("batch_size", 23)
     assert "at batch 23" in panel._repr_mimebundle_()["text/plain"]
+
+
+def test_segment_count_that_does_not_divide_the_layers_warns() -> None:
+    """Segments k = 28 of 48 layers: the estimate leaves 20 layers out and reads below full recomputation; the panel says so."""
+    p = explore(Scenarios.Gpt2XlBatch32SegmentCheckpointed)
+    assert "not counted alike" in p.status.value  # 8 segments of 6 layers keep more than full recomputation
+    p.set("checkpoint_segments", 28)
+    s = p.scenario
+    assert s.checkpointed_activations < s.activations("full")  # the model's number, as its equation has it
+    assert p.error == ""  # applied, not refused
+    warning = p.status.value
+    assert "28 segments do not divide the 48 layers" in warning
+    assert "20 layers" in warning
+    assert "reads low" in warning
+    p.set("checkpoint_segments", 0)  # segments off: nothing to compare
+    assert p.status.value == ""
+    p.set("checkpoint_segments", 48)  # divides, and keeps more than full recomputation
+    assert "48 segments keep more than full recomputation" in p.status.value
+    p.set("checkpoint_segments", 100)  # refused: the refusal replaces the caveat
+    assert "was not applied" in p.status.value
