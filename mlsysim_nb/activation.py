@@ -285,6 +285,31 @@ class ActivationMemoryScenario(Scenario):
             bars.append((label, {"linear (per-token)": m("checkpointed_activations")}))
         return MemoryChart(tuple(bars), caption="no device: compare the strategies")
 
+    def caveats(self) -> tuple[str, ...]:
+        """Where the segment estimate is not comparable with full recomputation, in words."""
+        k, layers = self.checkpoint_segments, self.workload.layers
+        if self.is_sweep or k is None or not layers:
+            return ()
+        full = format_bytes(self.magnitude("activations_full"))
+        segmented = format_bytes(self.magnitude("checkpointed_activations"))
+        if layers % k:
+            per, left = layers // k, layers % k
+            text = (
+                f"{k} segments do not divide the {layers} layers: the estimate counts {k} segments of {per} "
+                f"layer{'s' if per != 1 else ''} and leaves out the other {left} layers, so it reads low "
+                f"({segmented} against {full} for full recomputation). Really {left} of the segments hold "
+                f"{per + 1} layers; compare only a k that divides {layers}."
+            )
+            return (text,)
+        if self.magnitude("checkpointed_activations") > self.magnitude("activations_full"):
+            text = (
+                f"{k} segments keep more than full recomputation ({segmented} against {full}), and the two are "
+                "not counted alike: full recomputation's figure holds only the layer inputs, while the segment "
+                "estimate also holds the segment being rebuilt in the backward pass."
+            )
+            return (text,)
+        return ()
+
     def method_inputs(self) -> dict[str, Any]:
         """The example k of ``checkpoint_memory_units(k)``: the segments, else the nearest whole √L."""
         layers = int(self.workload.layers or 1)  # the activation model requires layers
@@ -314,7 +339,9 @@ class ActivationMemoryScenario(Scenario):
                 low=0,
                 bind=lambda s, v: {"checkpoint_segments": None if v == 0 else v},
             ),
-            c.view_control("strategy", "recomputation", STRATEGIES),
+            c.view_control(
+                "strategy", "recomputation", STRATEGIES, steps={s: f'activations("{s}")' for s in STRATEGIES}
+            ),
         ]
 
     def __repr__(self) -> str:

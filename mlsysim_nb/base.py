@@ -346,6 +346,10 @@ class Scenario:
         """The memory bar chart's data; ``None`` for a kind that draws none."""
         return None
 
+    def caveats(self) -> tuple[str, ...]:
+        """Sentences a reader must see beside these numbers (an estimate outside its assumptions); none by default."""
+        return ()
+
     def sweep_quantity(self) -> str:
         """What a sweep plots and fits by default: the last memory quantity of the derivation."""
         in_bytes = [n for n in self.FORMULA_NAMES if QUANTITIES[n].base == "byte"]

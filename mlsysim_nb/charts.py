@@ -8,16 +8,18 @@ chart in a repr never touches the notebook's current figure.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import html
 import io
 from typing import TYPE_CHECKING, Any
 
+from mlsysim_nb.formatting import format_bytes
 from mlsysim_nb.presentation import MemoryChart
 
 if TYPE_CHECKING:
     from mlsysim_nb.base import Scenario
 
-__all__ = ["alt_text", "memory_bar", "memory_breakdown", "png_img"]
+__all__ = ["alt_text", "memory_bar", "memory_breakdown", "png_img", "shown_parts", "size_text"]
 
 #: Colours by part, colour-blind safe (Okabe-Ito) and readable on the white card.
 COLORS = {
@@ -34,9 +36,32 @@ COLORS = {
 
 
 def memory_breakdown(scenario: Scenario) -> MemoryChart | None:
-    """The parts of a scenario's memory, as pure data (the scenario's own :class:`MemoryChart`)."""
+    """The parts of a scenario's memory, as pure data (the scenario's own :class:`MemoryChart`, zero parts left out)."""
     chart: MemoryChart | None = scenario.memory_chart()
-    return chart
+    return None if chart is None else shown_parts(chart)
+
+
+def _is_zero(size: Any) -> bool:
+    try:
+        return bool(float(size) == 0)
+    except (TypeError, ValueError):  # an array (a sweep): every part stays
+        return False
+
+
+def shown_parts(chart: MemoryChart) -> MemoryChart:
+    """``chart`` without its zero-size parts (no 0 B master copy in a bar or a legend)."""
+    bars = tuple((label, {k: v for k, v in parts.items() if not _is_zero(v)}) for label, parts in chart.bars)
+    return dataclasses.replace(chart, bars=bars)
+
+
+def size_text(size_bytes: float) -> str:
+    """A part's or a bar's size as the derivation spells it (``286.9 GB``): one formatter for chart and text."""
+    return format_bytes(size_bytes)
+
+
+def _plain(text: str) -> str:
+    """Text for a matplotlib label: a ``$`` is a dollar sign, never the start of mathtext."""
+    return text.replace("$", r"\$")
 
 
 def new_axes(ax: Any = None, *, size: tuple[float, float] = (6.4, 3.6)) -> tuple[Any, Any]:
@@ -56,8 +81,10 @@ def _gb(x: float) -> float:
 def memory_bar(breakdown: MemoryChart, ax: Any = None, *, title: str = "") -> Any:
     """Draw ``breakdown`` as horizontal stacked bars in GB, with the capacity line; returns the Figure.
 
-    The title is the chart's caption (the verdict) unless ``title`` is given.
+    The title is the chart's caption (the verdict) unless ``title`` is given. Zero-size parts are left
+    out; every label is plain text (a ``$`` in a device's name is a dollar sign).
     """
+    breakdown = shown_parts(breakdown)
     if ax is None:
         from matplotlib.figure import Figure
 
@@ -83,12 +110,13 @@ def memory_bar(breakdown: MemoryChart, ax: Any = None, *, title: str = "") -> An
                 left=left,
                 color=breakdown.colors.get(part) or COLORS.get(part, "#999999"),
                 edgecolor="white",
-                label=None if part in seen else part,
+                label=None if part in seen else _plain(part),
                 height=0.6,
             )
             seen.add(part)
             left += width
-        ax.text(left, row, f" {left:,.1f} GB", va="center", ha="left", fontsize=9, color="#1a1a1a")
+        total = sum(parts.values())
+        ax.text(left, row, f" {size_text(total)}", va="center", ha="left", fontsize=9, color="#1a1a1a")
     capacity = breakdown.capacity
     if capacity:
         ax.axvline(_gb(capacity), color="#1a1a1a", linestyle="--", linewidth=1.2)
@@ -98,14 +126,14 @@ def memory_bar(breakdown: MemoryChart, ax: Any = None, *, title: str = "") -> An
         ax.text(
             _gb(capacity),
             1.01,
-            breakdown.capacity_label,
+            _plain(breakdown.capacity_label),
             transform=ax.get_xaxis_transform(),
             fontsize=8,
             ha=align,
             va="bottom",
             color="#1a1a1a",
         )
-    ax.set_yticks(range(len(labels)), labels=labels)
+    ax.set_yticks(range(len(labels)), labels=[_plain(label) for label in labels])
     ax.invert_yaxis()
     ax.set_xlabel("GB", color="#1a1a1a")
     ax.margins(x=0.18)
@@ -115,18 +143,18 @@ def memory_bar(breakdown: MemoryChart, ax: Any = None, *, title: str = "") -> An
     fig.legend(loc="lower center", fontsize=8, frameon=False, ncols=min(4, len(seen)), bbox_to_anchor=(0.5, 0.0))
     title = title or breakdown.caption
     if title:
-        ax.set_title(title, fontsize=10, color="#1a1a1a", loc="left", pad=16 if capacity else 6)
+        ax.set_title(_plain(title), fontsize=10, color="#1a1a1a", loc="left", pad=16 if capacity else 6)
     return fig
 
 
 def alt_text(breakdown: MemoryChart) -> str:
-    """The numbers of the chart in words, for the ``alt`` attribute."""
+    """The numbers of the chart in words, for the ``alt`` attribute (spelled as the derivation spells them)."""
     parts = []
-    for label, sizes in breakdown.bars:
-        inner = ", ".join(f"{part} {_gb(v):,.2f} GB" for part, v in sizes.items())
-        parts.append(f"{label}: {_gb(sum(sizes.values())):,.2f} GB ({inner})")
+    for label, sizes in shown_parts(breakdown).bars:
+        inner = ", ".join(f"{part} {size_text(v)}" for part, v in sizes.items())
+        parts.append(f"{label}: {size_text(sum(sizes.values()))} ({inner})")
     if breakdown.capacity:
-        parts.append(f"capacity line at {_gb(breakdown.capacity):,.2f} GB ({breakdown.capacity_label})")
+        parts.append(f"capacity line at {size_text(breakdown.capacity)} ({breakdown.capacity_label})")
     caption = f" {breakdown.caption}." if breakdown.caption else ""
     return "Memory bar chart." + caption + " " + "; ".join(parts) + "."
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +55,11 @@ class ControlSpec:
     help: str = ""
     disabled: bool = False
     bind: Bind | None = dataclasses.field(default=None, compare=False, repr=False)
+    steps: tuple[tuple[Any, str], ...] = ()  # a view setting: the derivation step each choice stands for
+
+    def step_for(self, value: Any) -> str:
+        """The derivation step a view setting's choice stands for (``""`` when it names none)."""
+        return str(dict(self.steps).get(value, ""))
 
     def accepts(self, value: Any) -> str:
         """Why ``value`` cannot be set on this control (``""`` when it can); the panel shows the reason."""
@@ -103,9 +108,16 @@ def toggle_control(name: str, label: str, value: bool, bind: Bind, help_: str = 
     return ControlSpec(name, label, "toggle", bool(value), help=help_, bind=bind)
 
 
-def view_control(name: str, label: str, options: Sequence[str], value: str | None = None) -> ControlSpec:
-    """A display setting (e.g. which strategy the chart highlights); it changes no field."""
-    return ControlSpec(name, label, "view", value or options[0], options=tuple((o, o) for o in options))
+def view_control(
+    name: str, label: str, options: Sequence[str], value: str | None = None, steps: Mapping[str, str] | None = None
+) -> ControlSpec:
+    """A display setting (e.g. which strategy the chart highlights); it changes no field.
+
+    ``steps`` names the derivation step each choice stands for (``{"full": 'activations("full")'}``):
+    the panel marks it in the derivation and states its result under the summary.
+    """
+    choices = tuple((o, o) for o in options)
+    return ControlSpec(name, label, "view", value or options[0], options=choices, steps=tuple((steps or {}).items()))
 
 
 def _catalog(kind: str) -> Any:
@@ -118,8 +130,18 @@ def _catalog(kind: str) -> Any:
     return Workloads.all()
 
 
+def option_label(kind: str, record: Any) -> str:
+    """How a catalog dropdown names a record: an accelerator with its memory as stated, ``NVIDIA H100 (80 GiB)``."""
+    if kind != "hardware":
+        return str(record.name)
+    from mlsysim_nb.formula import format_number
+
+    capacity = record.memory.capacity
+    return f"{record.name} ({format_number(capacity.magnitude)} {capacity.units:~P})"
+
+
 def _catalog_options(kind: str) -> tuple[tuple[str, Any], ...]:
-    entries = tuple((record.name, key) for key, record in _catalog(kind).items())
+    entries = tuple((option_label(kind, record), key) for key, record in _catalog(kind).items())
     return (("no hardware", None), *entries) if kind == "hardware" else entries
 
 
@@ -148,7 +170,7 @@ def catalog_control(scenario: Scenario, kind: str, bind: Bind | None = None) -> 
     options = _catalog_options(kind)
     key = _key_of(kind, current)
     if key not in [v for _, v in options]:  # a user's own record: keep it selectable
-        options = ((current.name, key), *options)
+        options = ((option_label(kind, current), key), *options)
 
     def to_record(s: Any, k: Any) -> Changes:
         record = current if k == key else catalog_record(kind, k)

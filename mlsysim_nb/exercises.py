@@ -68,10 +68,22 @@ def _read(value: Any, unit: str | None, what: str) -> float:
         raise WrongAnswer(msg) from None
 
 
+#: set by ``check(None)``: the reminder is on screen, so the ``require(None)`` that follows in a grader's
+#: copy of the cell does not say "not answered" a second time
+_REMINDED: list[bool] = [False]
+
+
 def _register(label: str, hints: tuple[str, ...]) -> None:
     if label and hints:
+        if _HINTS.get(label) != hints:
+            _SHOWN[label] = 0  # no hint of this exercise shown yet
         _HINTS[label] = hints
-        _SHOWN.setdefault(label, 1)
+
+
+def _shown(label: str, step: int) -> None:
+    """Hint ``step`` (1-based) of ``label`` is on screen."""
+    if label in _HINTS:
+        _SHOWN[label] = max(_SHOWN.get(label, 0), step)
 
 
 def _hint_text(label: str, hints: tuple[str, ...]) -> str:
@@ -151,12 +163,15 @@ def check(
     """
     steps = tuple(hints) or ((hint,) if hint else ())
     _register(label, steps)
+    _REMINDED[0] = answer is None
     if answer is None:
         suffix = f" (in {unit})" if unit else ""
         print(f"Not answered yet: replace None with your answer{suffix} and run this cell again.")  # noqa: T201
         return
     ok, off = _verdict(answer, expected, tuple(accept), unit, rel)
     if not ok:
+        if steps:
+            _shown(label, 1)
         raise WrongAnswer(f"Not quite: {off}.{_hint_text(label, steps)}")
     shown = str(expected) if isinstance(expected, bool) else f"{_read(expected, unit, 'the expected value'):.4g}"
     print(f"Correct: {shown}{f' {unit}' if unit and not isinstance(expected, bool) else ''}.")  # noqa: T201
@@ -171,8 +186,12 @@ def require(answer: Any, expected: Any, **options: Any) -> None:
     ...
     mlsysim_nb.exercises.WrongAnswer: Not answered: this exercise has no answer yet.
     """
+    reminded, _REMINDED[0] = _REMINDED[0], False
     if answer is None:
+        # right after check(None) printed its reminder (a grader's copy of the cell), say only what it costs
         msg = "Not answered: this exercise has no answer yet."
+        if reminded:
+            msg = "No points: there is no answer to grade."
         raise WrongAnswer(msg)
     ok, off = _verdict(
         answer, expected, tuple(options.get("accept", ())), options.get("unit"), options.get("rel", 0.02)
@@ -184,20 +203,26 @@ def require(answer: Any, expected: Any, **options: Any) -> None:
 def hint(label: str) -> None:
     """Show the next hint of exercise ``label`` (run its check cell once first).
 
+    The first call shows the first hint, unless a wrong answer has already shown it;
+    after the last, ``hint()`` shows the last one again.
+
     >>> check(None, 1, label="0.1", hints=["a nudge", "the method"])
     Not answered yet: replace None with your answer and run this cell again.
     >>> hint("0.1")
-    Hint 2 of 2 for 0.1: the method
+    Hint 1 of 2 for 0.1: a nudge
     >>> hint("0.1")
     Hint 2 of 2 for 0.1: the method
+    >>> hint("0.1")
+    Hint 2 of 2 for 0.1 (the last): the method
     """
     if label not in _HINTS:
         print(f"No hints for {label!r} yet: run the exercise's check cell first.")  # noqa: T201
         return
     steps = _HINTS[label]
-    step = min(_SHOWN[label] + 1, len(steps))
-    _SHOWN[label] = step
-    print(f"Hint {step} of {len(steps)} for {label}: {steps[step - 1]}")  # noqa: T201
+    last = _SHOWN.get(label, 0) >= len(steps)
+    step = min(_SHOWN.get(label, 0) + 1, len(steps))
+    _shown(label, step)
+    print(f"Hint {step} of {len(steps)} for {label}{' (the last)' if last else ''}: {steps[step - 1]}")  # noqa: T201
 
 
 def predict(guess: Any, *, unit: str | None = None, name: str = "guess") -> None:

@@ -8,6 +8,7 @@ decorates: GitHub and nbviewer strip it and the content still reads.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache, partial
 from html import escape
 from importlib import resources
@@ -18,7 +19,7 @@ from mlsysim_nb.explain import Derivation, InputRow, Section, Step, explain, ste
 if TYPE_CHECKING:
     from mlsysim_nb.base import Scenario
 
-__all__ = ["catalog_html", "hardware_html", "scenario_html", "workload_html"]
+__all__ = ["Chosen", "catalog_html", "hardware_html", "scenario_html", "workload_html"]
 
 
 @lru_cache(maxsize=1)
@@ -58,21 +59,24 @@ def inputs_table(rows: tuple[InputRow, ...], unset: tuple[str, ...] = ()) -> str
     return table
 
 
-def _step_row(step: Step) -> str:
+def _step_row(step: Step, chosen: str = "") -> str:
+    """One step as a table row; ``chosen`` (a panel setting's words) marks it, in words as well as style."""
     # the formula renderer escapes names and symbols; values are formatted numbers
     symbol, equation, substituted, result = step_parts(step, html=True)
     label = (
         "" if step.label == step.name.replace("_", " ") else f'<br><span class="msn-label">{escape(step.label)}</span>'
     )
-    name = f'<th class="msn-name">{escape(step.name)}{label}</th>'
+    tag = f'<br><span class="msn-chosen-tag">&#9664; {escape(chosen)}</span>' if chosen else ""
+    tr = '<tr class="msn-chosen">' if chosen else "<tr>"
+    name = f'<th class="msn-name">{escape(step.name)}{label}{tag}</th>'
     case = f' <span class="msn-case">({escape(step.case_label)})</span>' if step.case_label else ""
     if step.not_applicable:
         return (
-            f"<tr>{name}<td>{symbol} = {equation}{case}</td>"
+            f"{tr}{name}<td>{symbol} = {equation}{case}</td>"
             f'<td class="msn-na" colspan="2">{escape(step.not_applicable)}</td></tr>'
         )
     return (
-        f"<tr>{name}<td>{symbol} = {equation}{case}</td>"
+        f"{tr}{name}<td>{symbol} = {equation}{case}</td>"
         f"<td>= {substituted}</td>"
         f'<td class="msn-result">= {result}</td></tr>'
     )
@@ -89,9 +93,14 @@ def section_headline(section: Section) -> str:
     return f"{symbol} = {result}"
 
 
-def section_html(section: Section, *, open_: bool = False) -> str:
-    """One collapsible group of derivation steps; its summary states the key result."""
-    rows = "".join(_step_row(s) for s in section.steps)
+def section_html(section: Section, *, open_: bool = False, chosen: Chosen | None = None) -> str:
+    """One collapsible group of derivation steps; its summary states the key result.
+
+    ``chosen`` marks the step a panel's display setting stands for (and opens its section).
+    """
+    mark = {chosen.step: chosen.label} if chosen is not None else {}
+    open_ = open_ or any(s.name in mark for s in section.steps)
+    rows = "".join(_step_row(s, mark.get(s.name, "")) for s in section.steps)
     head = "<thead><tr><th>quantity</th><th>equation</th><th>with numbers</th><th>result</th></tr></thead>"
     body = f"<table>{head}<tbody>{rows}</tbody></table>"
     return _collapsible(section.title, section_headline(section), body, open_=open_)
@@ -118,27 +127,50 @@ def summary_html(derivation: Derivation) -> str:
     return f'{title}<div class="msn-summary">{text}</div>'
 
 
-def derivation_html(derivation: Derivation, chart: str = "") -> str:
+@dataclass(frozen=True)
+class Chosen:
+    """A display setting of a live panel: its words (``"recomputation: full"``) and the step it stands for."""
+
+    label: str
+    step: str
+
+
+def chosen_html(derivation: Derivation, chosen: Chosen) -> str:
+    """One line under the summary: the setting and its step's result (nothing if no step has that name)."""
+    step = next((s for d in derivation.sections for s in d.steps if s.name == chosen.step), None)
+    if step is None:
+        return ""
+    result = step.not_applicable or step_parts(step, html=True)[3]
+    return f'<div class="msn-chosen-line">{escape(chosen.label)} = {result}</div>'
+
+
+def derivation_html(derivation: Derivation, chart: str = "", *, chosen: Chosen | None = None) -> str:
     """Summary, inputs, chart, derivation sections and notes, top to bottom."""
     inputs = inputs_section(inputs_table(derivation.inputs, derivation.unset), open_=True)
-    parts = [summary_html(derivation), inputs]
+    parts = [summary_html(derivation)]
+    if chosen is not None:
+        parts.append(chosen_html(derivation, chosen))
+    parts.append(inputs)
     if chart:
         parts.append(f'<div class="msn-card">{chart}</div>')
-    parts.extend(section_html(s, open_=i == 0) for i, s in enumerate(derivation.sections))
+    parts.extend(section_html(s, open_=i == 0, chosen=chosen) for i, s in enumerate(derivation.sections))
     if derivation.notes:
         parts.append(notes_html(derivation.notes))
     return _wrap("".join(parts))
 
 
-def scenario_html(scenario: Scenario, *, chart: bool = True) -> str:
-    """The full HTML repr of a scenario. Never raises: a failure becomes a visible message."""
+def scenario_html(scenario: Scenario, *, chart: bool = True, chosen: Chosen | None = None) -> str:
+    """The full HTML repr of a scenario. Never raises: a failure becomes a visible message.
+
+    ``chosen``: a live panel's display setting, marked in the derivation (see :class:`Chosen`).
+    """
     try:
         img = ""
         if chart and not scenario.is_sweep:
             from mlsysim_nb.charts import png_img
 
             img = png_img(scenario)
-        return derivation_html(explain(scenario), img)
+        return derivation_html(explain(scenario), img, chosen=chosen)
     except Exception as err:  # noqa: BLE001 - a repr must never raise in a notebook
         return error_html(f"{type(err).__name__}: {err}")
 
@@ -146,6 +178,11 @@ def scenario_html(scenario: Scenario, *, chart: bool = True) -> str:
 def error_html(message: str) -> str:
     """A visible error box (used by the repr and by live controls)."""
     return _wrap(f'<div class="msn-error">{escape(message)}</div>')
+
+
+def warning_html(message: str) -> str:
+    """A visible caution (a live panel's caveat about numbers it did apply)."""
+    return _wrap(f'<div class="msn-warning">&#9888; {escape(message)}</div>')
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:

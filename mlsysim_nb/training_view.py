@@ -278,6 +278,8 @@ def recipe(s: TrainingStateFitScenario) -> str:
     parts = [_WIDTH_NAMES.get(value, f"{value:g} B values")]
     if s.master_bytes_per_parameter is not None:
         master = s.magnitude("master_bytes_per_parameter")
+        if master == value and value in _WIDTH_NAMES:  # not "FP32 + FP32 master": say which copy each is
+            parts[0] += " weights"
         parts.append(f"{_WIDTH_NAMES.get(master, f'{master:g} B')} master")
     opt = s.magnitude("optimizer_bytes_per_parameter")
     parts.append(_OPTIMIZER_NAMES.get(opt, f"{opt:g} B optimizer"))

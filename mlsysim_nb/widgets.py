@@ -11,6 +11,7 @@ shows its message in the panel and the last good scenario and picture stay.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,9 +20,9 @@ import anywidget
 import ipywidgets as w
 import traitlets
 
-from mlsysim_nb.charts import COLORS, memory_breakdown
+from mlsysim_nb.charts import COLORS, memory_breakdown, size_text
 from mlsysim_nb.controls import ControlSpec, changes_for, controls_for, log2_bounds
-from mlsysim_nb.repr_html import error_html, scenario_html
+from mlsysim_nb.repr_html import Chosen, error_html, scenario_html, warning_html
 
 if TYPE_CHECKING:
     from mlsysim_nb.base import Scenario
@@ -36,7 +37,9 @@ class MemoryBarWidget(anywidget.AnyWidget):
 
     _esm = STATIC / "memory_bar.js"
     _css = STATIC / "memory_bar.css"
-    bars = traitlets.List(traitlets.Dict(), help="[{label, total_gb, parts: [{name, gb, color}]}]").tag(sync=True)
+    bars = traitlets.List(
+        traitlets.Dict(), help="[{label, total_gb, total_text, parts: [{name, gb, text, color}]}]"
+    ).tag(sync=True)
     capacity = traitlets.Float(None, allow_none=True, help="capacity line in GB").tag(sync=True)
     capacity_label = traitlets.Unicode("", help="text over the capacity line").tag(sync=True)
     highlight = traitlets.Unicode("", help="label of the bar to emphasise").tag(sync=True)
@@ -67,12 +70,13 @@ def chart_data(scenario: Scenario) -> dict[str, Any]:
     if chart is None:
         return {"bars": [], "capacity": None, "capacity_label": "", "caption": ""}
     bars = []
-    for label, parts in chart.bars:
+    for label, parts in chart.bars:  # zero parts are already left out
         items = [
-            {"name": k, "gb": v / 1e9, "color": chart.colors.get(k) or COLORS.get(k, "#999999")}
+            {"name": k, "gb": v / 1e9, "text": size_text(v), "color": chart.colors.get(k) or COLORS.get(k, "#999999")}
             for k, v in parts.items()
         ]
-        bars.append({"label": label, "total_gb": sum(v for v in parts.values()) / 1e9, "parts": items})
+        total = sum(v for v in parts.values())
+        bars.append({"label": label, "total_gb": total / 1e9, "total_text": size_text(total), "parts": items})
     capacity = None if chart.capacity is None else chart.capacity / 1e9
     return {"bars": bars, "capacity": capacity, "capacity_label": chart.capacity_label, "caption": chart.caption}
 
@@ -84,20 +88,35 @@ _COMMON = {"style": {"description_width": "initial"}, "layout": {"width": "98%"}
 SLIDER_MAX = 2**12
 
 
+def slider_position(slider: Any, value: Any) -> float:
+    """Where a powers-of-two slider stands for ``value``: the largest power of two not above it, in range.
+
+    The slider only ever holds an exact power of two. A value between two (a typed 23) leaves the
+    handle at the one below (16) and the box holds the value itself: a browser slider given 23 would
+    snap it to its own step (32) and send that back as if the student had moved it.
+    """
+    try:
+        exponent = math.floor(math.log2(value)) if value >= 1 else slider.min
+    except (TypeError, ValueError, OverflowError):
+        exponent = slider.min
+    return float(2 ** min(max(exponent, slider.min), slider.max))
+
+
 def _log_control(spec: ControlSpec) -> tuple[Any, Any]:
     """A powers-of-two slider to drag and a text box that takes any whole number, linked.
 
     The box is plain text, not a bounded number box: a browser would clamp 0 or a huge value into
     range silently, while here every typed value reaches the model's check, and a rejected one shows
-    its reason in the panel.
+    its reason in the panel. A slider move sets the value (and the box); a typed value sets the value
+    and moves the handle to :func:`slider_position`, which the panel never reads back as a move.
     """
     lo, hi = log2_bounds(dataclasses.replace(spec, high=min(spec.high, SLIDER_MAX)))
-    value = min(max(int(spec.value), 1), 2**hi)
     slider = w.FloatLogSlider(
-        value=value, base=2, min=lo, max=hi, step=1, readout=False, continuous_update=True,
+        value=2**lo, base=2, min=lo, max=hi, step=1, readout=False, continuous_update=True,
         description=spec.label, style={"description_width": "initial"},
         layout=w.Layout(flex="1 1 auto", min_width="150px"),
     )  # fmt: skip
+    slider.value = slider_position(slider, spec.value)
     box = w.Text(value=str(spec.value), continuous_update=False, layout=w.Layout(width="7em", flex="0 0 auto"))
     return w.HBox([slider, box], layout=w.Layout(width="98%")), (slider, box)
 
@@ -161,7 +180,7 @@ class ScenarioExplorer(w.VBox):
             if spec.kind == "log":
                 box, (slider, entry) = _log_control(spec)
                 self._sliders[name] = slider
-                slider.observe(lambda change, name=name: self._on_change(name, round(change["new"])), names="value")
+                slider.observe(lambda change, name=name: self._on_slide(name, change["new"]), names="value")
                 entry.observe(
                     lambda change, name=name: self._on_change(name, typed_number(change["new"])), names="value"
                 )
@@ -170,8 +189,7 @@ class ScenarioExplorer(w.VBox):
                 box = self.controls[name] = _widget(spec)
             if spec.kind == "view":
                 self.view[name] = spec.value
-            else:
-                box.observe(lambda change, name=name: self._on_change(name, change["new"]), names="value")
+            box.observe(lambda change, name=name: self._on_change(name, change["new"]), names="value")
             boxes.append(box)
         self.status = w.HTML(value="", layout=w.Layout(min_height="1.5em"))
         self.chart = MemoryBarWidget()
@@ -203,6 +221,13 @@ class ScenarioExplorer(w.VBox):
         if not self._syncing:
             self._apply(name, value)
 
+    def _on_slide(self, name: str, value: float) -> None:
+        """A slider move; the handle's own position for the current value (an echo from the browser) is none."""
+        slider = self._sliders[name]
+        if self._syncing or value == slider_position(slider, self.specs[name].value):
+            return
+        self._apply(name, round(value))
+
     def _reject(self, spec: ControlSpec, value: Any, reason: str) -> None:
         self.error = f"{spec.label} = {value!r} was not applied: {reason}"
         self.status.value = error_html(self.error + " (the last good scenario is kept)")
@@ -214,9 +239,14 @@ class ScenarioExplorer(w.VBox):
         if reason:
             self._reject(spec, value, reason)
             return
-        if spec.kind == "view":
+        if spec.kind == "view":  # a display setting: the chart's highlight and the derivation's marked step
             self.view[name] = value
-            self._render(derivation=False)
+            self._syncing = True
+            try:
+                self.controls[name].value = value
+            finally:
+                self._syncing = False
+            self._render()
             return
         if value == spec.value:  # the value in use: nothing to recompute
             return
@@ -227,7 +257,6 @@ class ScenarioExplorer(w.VBox):
             self._reject(spec, value, str(err))
             return
         self.error = ""
-        self.status.value = ""
         self._scenario = new
         self.recomputes += 1
         self._render()
@@ -235,11 +264,21 @@ class ScenarioExplorer(w.VBox):
         for callback in self._callbacks:
             callback(self._scenario)
 
-    def _render(self, *, derivation: bool = True) -> None:
+    def _show_caveats(self) -> None:
+        """The status line: the scenario's caveats (applied, but read them), or nothing."""
+        caveats = self._scenario.caveats()
+        self.status.value = warning_html(" ".join(caveats)) if caveats else ""
+
+    def _render(self) -> None:
+        self._show_caveats()
         highlight = next(iter(self.view.values()), "")
         self.chart.show(self._scenario, highlight)
-        if derivation:
-            self.derivation.value = scenario_html(self._scenario, chart=False)
+        chosen = None
+        for name, value in self.view.items():
+            step = self.specs[name].step_for(value)
+            if step:
+                chosen = Chosen(f"{self.specs[name].label}: {value}", step)
+        self.derivation.value = scenario_html(self._scenario, chart=False, chosen=chosen)
 
     def _sync_controls(self) -> None:
         """Bring every control to the current scenario (after a change touched several fields)."""
@@ -256,9 +295,9 @@ class ScenarioExplorer(w.VBox):
                 shown = str(spec.value) if spec.kind == "log" else spec.value  # the log control's box is text
                 if control.value != shown:
                     control.value = shown
-                if spec.name in self._sliders and spec.value >= 1:
+                if spec.name in self._sliders:
                     slider = self._sliders[spec.name]
-                    slider.value = min(spec.value, 2**slider.max)
+                    slider.value = slider_position(slider, spec.value)
                 control.disabled = spec.disabled
                 self.specs[spec.name] = spec
         finally:
@@ -266,6 +305,13 @@ class ScenarioExplorer(w.VBox):
 
     def __repr__(self) -> str:
         return f"ScenarioExplorer({type(self._scenario).__name__}: {self._scenario.title()})"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """The widget view, and a text form that holds the answer: ipywidgets' own cuts it at 110 characters."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if isinstance(bundle, dict):
+            bundle["text/plain"] = f"{self!r}\n{self._scenario.headline()}"
+        return bundle
 
 
 def explore(scenario: Scenario) -> ScenarioExplorer:

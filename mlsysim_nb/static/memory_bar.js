@@ -1,6 +1,7 @@
 // mlsysim_nb live memory bar: stacked horizontal bars (GB) against the device's
 // capacity line, drawn as SVG from numbers computed in Python. Hover a segment
-// for its value; bars glide to new widths when the model changes.
+// for its value; bars glide to new widths when the model changes. Every number is
+// spelled in Python (the derivation's formatter), so chart and text agree.
 const SVG = "http://www.w3.org/2000/svg";
 const W = 560, LEFT = 150, ROW = 34, TOP = 40, RIGHT = 70, LEGEND = 22;
 
@@ -9,10 +10,6 @@ function node(tag, attrs, parent) {
   for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, v);
   if (parent) parent.appendChild(n);
   return n;
-}
-
-function fmt(gb) {
-  return gb >= 100 ? gb.toFixed(0) : gb >= 10 ? gb.toFixed(1) : gb.toFixed(2);
 }
 
 function render({ model, el }) {
@@ -72,11 +69,11 @@ function render({ model, el }) {
         r.setAttribute("fill", part.color);
         r.style.x = `${x(left)}px`;
         r.style.width = `${Math.max(0, x(left + part.gb) - x(left))}px`;
-        r.dataset.tip = `${bar.label} · ${part.name}: ${fmt(part.gb)} GB`;
+        r.dataset.tip = `${bar.label} · ${part.name}: ${part.text}`;
         left += part.gb;
       });
       const total = node("text", { x: x(left) + 6, y: y + ROW / 2, class: "msn-bar-static msn-bar-total", "dominant-baseline": "middle", "data-gb": bar.total_gb }, svg);
-      total.textContent = `${fmt(bar.total_gb)} GB`;
+      total.textContent = bar.total_text;
     });
     for (const [key, r] of rects) if (!seen.has(key)) { r.remove(); rects.delete(key); }
     const barsBottom = height - LEGEND;

@@ -10,6 +10,7 @@ anywidget chart and the fit verdict change to what the Python model gives.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import secrets
@@ -26,17 +27,24 @@ from typing import Any
 import pytest
 
 from mlsysim_nb import Hardware, Scenarios
+from mlsysim_nb.formatting import format_bytes
 from mlsysim_nb.summary import summary_line
 
 pytestmark = pytest.mark.browser
 
 CONTRAST_JS = (Path(__file__).parent / "contrast.js").read_text(encoding="utf-8")
 
-NOTEBOOK_SOURCE = (
-    "from mlsysim_nb import Scenarios, explore\n"
-    "panel = explore(Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100)\n"
-    "panel"
-)
+#: the repository this test file belongs to: the server's kernels import its package, not an installed copy
+REPO = Path(__file__).resolve().parents[2]
+
+NOTEBOOKS = {
+    "explore.ipynb": "explore(Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100)",  # notebook 07's panel
+    "activations.ipynb": "explore(Scenarios.Gpt2XlBatch32Activations)",  # notebook 05's panel
+    "layout.ipynb": (  # notebook 09's panel
+        "explore(Scenarios.Gpt3_175BKorthikantiTable3OnA100.variant("
+        "data_parallel=8, zero_stage=1, tensor_parallel=1, pipeline_parallel=1))"
+    ),
+}
 
 
 def _free_port() -> int:
@@ -45,7 +53,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _notebook(path: Path) -> None:
+def _notebook(path: Path, panel: str) -> None:
     nb = {
         "cells": [
             {
@@ -54,7 +62,7 @@ def _notebook(path: Path) -> None:
                 "id": "explore",
                 "metadata": {},
                 "outputs": [],
-                "source": NOTEBOOK_SOURCE,
+                "source": f"import mlsysim_nb\nfrom mlsysim_nb import Scenarios, explore\npanel = {panel}\npanel",
             }
         ],
         "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
@@ -70,7 +78,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory, chromium_path: str) -> Iterato
     root = tmp_path_factory.mktemp("lab")
     work = root / "work"
     work.mkdir()
-    _notebook(work / "explore.ipynb")
+    for name, panel in NOTEBOOKS.items():
+        _notebook(work / name, panel)
     settings = root / "settings"
     (settings / "@jupyterlab" / "notebook-extension").mkdir(parents=True)
     (settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
@@ -89,6 +98,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory, chromium_path: str) -> Iterato
         (root / sub).mkdir()
         env[name] = str(root / sub)
     env["JUPYTERLAB_SETTINGS_DIR"] = str(settings)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
     port, token = _free_port(), secrets.token_hex(16)
     cmd = [
         sys.executable,
@@ -131,11 +141,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory, chromium_path: str) -> Iterato
         log.close()
 
 
-def _fmt_gb(gb: float) -> str:
-    """The chart's spelling of a number of GB (as memory_bar.js writes it)."""
-    return f"{gb:.0f}" if gb >= 100 else f"{gb:.1f}" if gb >= 10 else f"{gb:.2f}"
-
-
 def _wait_text(page: Any, selector: str, expected: str, timeout: float = 30) -> str:
     deadline = time.monotonic() + timeout
     text = ""
@@ -149,18 +154,37 @@ def _wait_text(page: Any, selector: str, expected: str, timeout: float = 30) -> 
     raise AssertionError(f"{selector!r} never showed {expected!r}; last text: {text!r}")
 
 
-def test_explorer_responds_in_jupyterlab(browser: Any, lab: dict[str, Any], artifacts: Path) -> None:
-    """Run the notebook, move the batch slider, choose the T4: total, chart and verdict follow the model."""
-    start = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100
-    halved = start.rebind(batch_size=16)
-    typed = start.rebind(batch_size=21)
-    on_t4 = typed.variant(hardware=Hardware.T4)
+KERNEL_JS = """
+async (code) => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  const future = kernel.requestExecute({code, store_history: false});
+  let out = "";
+  future.onIOPub = (msg) => {
+    if (msg.header.msg_type === "stream") out += msg.content.text;
+    if (msg.header.msg_type === "error") out += `${msg.content.ename}: ${msg.content.evalue}`;
+  };
+  await future.done;
+  return out.trim();
+}
+"""
 
+
+def _kernel(page: Any, code: str) -> str:
+    """Run ``code`` in the notebook's kernel and return what it printed.
+
+    The request goes to the kernel after every widget message the page has already sent, so it
+    reads the state those messages left.
+    """
+    return str(page.evaluate(KERNEL_JS, code))
+
+
+def _open(browser: Any, lab: dict[str, Any], artifacts: Path, notebook: str) -> tuple[Any, Any, list[str]]:
+    """Open ``notebook`` in JupyterLab, run it, and wait for the panel: ``(context, page, page errors)``."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(f"{lab['url']}/lab/tree/explore.ipynb?token={lab['token']}")
+    page.goto(f"{lab['url']}/lab/tree/{notebook}?reset&token={lab['token']}")  # reset: only this notebook open
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
     page.wait_for_function("() => window.jupyterapp !== undefined", timeout=30_000)
     # run the cell (retrying: the command is ignored until the notebook panel has its kernel session)
@@ -169,45 +193,68 @@ def test_explorer_responds_in_jupyterlab(browser: Any, lab: dict[str, Any], arti
         page.locator(".jp-Cell-inputArea").first.click()
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
         page.wait_for_timeout(3000)
+    try:
+        page.wait_for_selector(".msn-summary", state="attached", timeout=60_000)
+        page.wait_for_selector(".msn-bar svg", state="attached", timeout=60_000)
+    except Exception:
+        page.screenshot(path=str(artifacts / f"jupyterlab-{notebook}-failed.png"))
+        raise
+    # the kernel imports this checkout's package, not another copy
+    assert _kernel(page, "print(mlsysim_nb.__file__)").startswith(str(REPO))
+    return context, page, errors
+
+
+def test_explorer_responds_in_jupyterlab(browser: Any, lab: dict[str, Any], artifacts: Path) -> None:
+    """Run the notebook, move the batch slider, choose the T4: total, chart and verdict follow the model."""
+    start = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100
+    halved = start.rebind(batch_size=16)
+    typed = start.rebind(batch_size=21)
+    on_t4 = typed.variant(hardware=Hardware.T4)
+
+    context, page, errors = _open(browser, lab, artifacts, "explore.ipynb")
 
     # the panel renders: the static derivation and the anywidget chart, with the model's numbers
-    try:
-        _wait_text(page, ".msn-summary", summary_line(start), timeout=60)
-    except AssertionError:
-        page.screenshot(path=str(artifacts / "jupyterlab-explorer-failed.png"))
-        raise
-    _wait_text(page, ".msn-bar-total", _fmt_gb(start.training_total.m_as("GB")))
+    _wait_text(page, ".msn-summary", summary_line(start), timeout=60)
+    _wait_text(page, ".msn-bar-total", format_bytes(start.training_total.m_as("B")))
 
     # move the batch slider one step left with the keyboard: 32 -> 16 on the powers-of-two scale
     control = page.locator(".widget-hbox", has_text="batch size")
     control.locator(".noUi-handle").focus()
     page.keyboard.press("ArrowLeft")
     _wait_text(page, ".msn-summary", summary_line(halved))
-    _wait_text(page, ".msn-bar-total", _fmt_gb(halved.training_total.m_as("GB")))
+    _wait_text(page, ".msn-bar-total", format_bytes(halved.training_total.m_as("B")))
     box = control.locator("input[type='text']")
-    assert box.input_value() == "16"
+    _settled(page, control, 16)
 
     # a value the model refuses is not clamped by the browser: the panel says why and keeps batch 16
+    # (the message appears before the box is put back: wait for the box's settled value, not the message)
     box.fill("0")
     box.press("Enter")
     _wait_text(page, ".widget-html", "must be at least 1")
-    assert box.input_value() == "16"
+    _settled(page, control, 16)
+    assert _kernel(page, "print(panel.scenario.batch_size)") == "16"
 
     # every whole batch is reachable: type 21 in the box beside the slider
     box.fill("21")
     box.press("Enter")
     _wait_text(page, ".msn-summary", summary_line(typed))
+    _settled(page, control, 21)
 
     # choose another accelerator: the verdict and the capacity line follow
-    page.locator(".widget-dropdown", has_text="accelerator").locator("select").select_option(label="NVIDIA T4")
+    page.locator(".widget-dropdown", has_text="accelerator").locator("select").select_option(
+        label="NVIDIA T4 (16 GiB)"
+    )  # each option names its memory
     text = _wait_text(page, ".msn-summary", summary_line(on_t4))
     assert "does not fit" in text
     _wait_text(page, ".msn-bar-caplabel", "NVIDIA T4")
     assert re.search(r"does not fit", page.locator(".msn-nofit").first.inner_text())
 
-    # hovering a bar segment shows its value (the anywidget responds)
+    # hovering a bar segment shows its value, spelled as the derivation spells it (the anywidget responds)
     page.locator(".msn-bar-part").first.hover()
-    _wait_text(page, ".msn-bar-tip", "GB")
+    _wait_text(page, ".msn-bar-tip", f"this run · weights: {format_bytes(on_t4.weights.m_as('B'))}")
+    # no 0 B part: the legend lists what the bar holds
+    legend = page.locator(".msn-bar-legend").all_text_contents()
+    assert legend == ["weights", "gradients", "optimizer state", "master copy", "activations"]
 
     page.screenshot(path=str(artifacts / "jupyterlab-explorer.png"), full_page=False)
 
@@ -221,4 +268,134 @@ def test_explorer_responds_in_jupyterlab(browser: Any, lab: dict[str, Any], arti
     context.close()
     assert len(results) > 50
     assert [r for r in results if r["ratio"] < 4.5] == []
+    assert errors == []
+
+
+def _settled(page: Any, control: Any, expected: int) -> None:
+    """Wait for the state a value leaves, not its first sign: the box, then the handle, then the kernel.
+
+    The handle stands at the largest power of two not above the value; once it is there, whatever
+    the page sent in reply has gone to the kernel before the round trip that ends this wait.
+    """
+    from playwright.sync_api import expect
+
+    expect(control.locator("input[type='text']")).to_have_value(str(expected), timeout=30_000)
+    exponent = f"{math.floor(math.log2(expected)):.1f}"
+    expect(control.locator(".noUi-handle")).to_have_attribute("aria-valuenow", exponent, timeout=30_000)
+    _kernel(page, "pass")
+
+
+def test_typed_value_is_kept_exactly(browser: Any, lab: dict[str, Any], artifacts: Path) -> None:
+    """Typing 23 (notebook 07's answer, between two powers of two) keeps 23: the slider never rewrites the box."""
+    start = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100
+    context, page, errors = _open(browser, lab, artifacts, "explore.ipynb")
+    control = page.locator(".widget-hbox", has_text="batch size")
+    box = control.locator("input[type='text']")
+    for typed in (23, 24, 11, 12, 100, 23):
+        box.fill(str(typed))
+        box.press("Enter")
+        expected = start.rebind(batch_size=typed)
+        _wait_text(page, ".msn-summary", summary_line(expected))
+        _settled(page, control, typed)
+        assert _kernel(page, "print(panel.scenario.batch_size, repr(panel.error))") == f"{typed} ''"
+        assert box.input_value() == str(typed)
+        assert summary_line(expected) in (page.locator(".msn-summary").first.text_content() or "")
+    assert "the run fits" in summary_line(start.rebind(batch_size=23))
+    # the slider still moves in powers of two from where the typed value left it
+    control.locator(".noUi-handle").focus()
+    page.keyboard.press("ArrowRight")
+    _settled(page, control, 32)
+    assert _kernel(page, "print(panel.scenario.batch_size)") == "32"
+    context.close()
+    assert errors == []
+
+
+def test_typed_layout_is_kept_exactly(browser: Any, lab: dict[str, Any], artifacts: Path) -> None:
+    """Notebook 09's panel: p = 6 stays 6 (48 devices, not 64), and t = 3 is refused with a message."""
+    context, page, errors = _open(browser, lab, artifacts, "layout.ipynb")
+    control = page.locator(".widget-hbox", has_text="pipeline")
+    stages = control.locator("input[type='text']")
+    stages.fill("6")
+    stages.press("Enter")
+    _settled(page, control, 6)
+    assert _kernel(page, "print(panel.scenario.pipeline_parallel, panel.scenario.devices)") == "6 48"
+    context.close()
+    assert errors == []
+
+
+def test_strategy_toggle_in_jupyterlab(browser: Any, lab: dict[str, Any], artifacts: Path) -> None:
+    """Notebook 05's task: clicking "full" moves the chart's highlight and marks full in the derivation."""
+    from playwright.sync_api import expect
+
+    acts = Scenarios.Gpt2XlBatch32Activations
+    context, page, errors = _open(browser, lab, artifacts, "activations.ipynb")
+    expect(page.locator(".msn-bar-highlight")).to_have_text("none", timeout=30_000)
+    page.locator(".widget-toggle-buttons button", has_text="full").click()
+    expect(page.locator(".msn-bar-highlight")).to_have_text("full", timeout=30_000)
+    full = format_bytes(acts.activations("full").m_as("B"))
+    expect(page.locator(".msn-chosen-line")).to_contain_text(f"recomputation: full = {full}", timeout=30_000)
+    expect(page.locator("tr.msn-chosen .msn-name")).to_contain_text('activations("full")')
+    assert _kernel(page, "print(panel.view['strategy'], panel.chart.highlight)") == "full full"
+    page.screenshot(path=str(artifacts / "jupyterlab-strategy.png"), full_page=False)
+    context.close()
+    assert errors == []
+
+
+BROKEN_WORDS_JS = """
+(el) => {
+  // the words of el's text that the browser laid out over more than one line
+  const broken = [];
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const re = /\\S+/g;
+    for (let m = re.exec(node.data); m; m = re.exec(node.data)) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const tops = new Set(Array.from(range.getClientRects()).map((r) => Math.round(r.top)));
+      if (tops.size > 1) broken.push(m[0]);
+    }
+  }
+  return broken;
+}
+"""
+
+
+def test_refusal_message_in_full(browser: Any, lab: dict[str, Any], artifacts: Path) -> None:
+    """Notebook 09: t = 3 is refused; the panel shows the model's whole message, wrapped between words only."""
+    from playwright.sync_api import expect
+
+    context, page, errors = _open(browser, lab, artifacts, "layout.ipynb")
+    control = page.locator(".widget-hbox", has_text="tensor parallel")
+    box = control.locator("input[type='text']")
+    box.fill("3")
+    box.press("Enter")
+    status = page.locator(".msn-error")
+    expect(status).to_contain_text("was not applied", timeout=30_000)
+    _settled(page, control, 1)
+    error = _kernel(page, "print(panel.error)")
+    assert error.startswith("tensor parallel (t) = 3 was not applied: ")
+    assert " ".join((status.text_content() or "").split()) == f"{error} (the last good scenario is kept)"
+    for width in (1400, 900, 600, 420):  # a side-by-side or phone-width notebook wraps it over more lines
+        page.set_viewport_size({"width": width, "height": 1000})
+        page.wait_for_function("(w) => window.innerWidth === w", arg=width)
+        assert status.evaluate(BROKEN_WORDS_JS) == [], width
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.screenshot(path=str(artifacts / "jupyterlab-refusal.png"), full_page=False)
+    context.close()
+    assert errors == []
+
+
+def test_segment_caveat_in_jupyterlab(browser: Any, lab: dict[str, Any], artifacts: Path) -> None:
+    """Notebook 06's reading of k = 28: the panel applies it and says why the number reads low."""
+    from playwright.sync_api import expect
+
+    context, page, errors = _open(browser, lab, artifacts, "activations.ipynb")
+    expect(page.locator(".msn-warning")).to_have_count(0)
+    segments = page.locator(".widget-slider", has_text="checkpoint segments")
+    segments.locator(".widget-readout").fill("28")  # the slider's own editable readout
+    segments.locator(".widget-readout").press("Enter")
+    expect(page.locator(".msn-warning")).to_contain_text("28 segments do not divide the 48 layers", timeout=30_000)
+    assert _kernel(page, "print(panel.scenario.checkpoint_segments, repr(panel.error))") == "28 ''"
+    context.close()
     assert errors == []

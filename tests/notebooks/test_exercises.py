@@ -87,15 +87,17 @@ def test_a_bool_exercise_wants_a_bool() -> None:
 
 
 def test_hints_go_from_nudge_to_method(capsys) -> None:
-    """hint() shows the method after the nudge, and stays on the last hint."""
+    """hint() starts at the nudge (none was shown yet), then the method, and stays on the last hint."""
     check(None, 1, label="t.2", hints=["nudge", "method"])
+    hint("t.2")
     hint("t.2")
     hint("t.2")
     hint("unknown")
     out = capsys.readouterr().out.splitlines()
     assert out[1:] == [
+        "Hint 1 of 2 for t.2: nudge",
         "Hint 2 of 2 for t.2: method",
-        "Hint 2 of 2 for t.2: method",
+        "Hint 2 of 2 for t.2 (the last): method",
         "No hints for 'unknown' yet: run the exercise's check cell first.",
     ]
 

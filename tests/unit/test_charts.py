@@ -42,7 +42,7 @@ def test_figure_bar_widths_in_gb() -> None:
     fig = s.plot()
     ax = fig.axes[0]
     widths = [p.get_width() for p in ax.patches]
-    assert pytest.approx(widths) == [6.0, 6.0, 12.0, 0.0]
+    assert pytest.approx(widths) == [6.0, 6.0, 12.0]  # no master copy: no 0 GB segment
 
 
 def test_plot_into_existing_axes() -> None:
@@ -61,5 +61,59 @@ def test_png_img_has_alt_numbers() -> None:
     img = png_img(s)
     assert img.startswith('<img class="msn-chart" src="data:image/png;base64,iVBOR')
     alt = alt_text(memory_breakdown(s))
-    assert "24.00 GB" in alt
-    assert "85.90 GB" in alt
+    assert "this run: 24 GB (weights 6 GB, gradients 6 GB, optimizer state 12 GB)" in alt
+    assert "capacity line at 85.9 GB" in alt
+
+
+def test_zero_parts_are_left_out() -> None:
+    """No master copy (FP32 + Adam): no 0 B segment, no "master copy" in the legend or the live chart."""
+    from mlsysim_nb.widgets import chart_data
+
+    s = Scenarios.Gpt2Fp32AdamOnH100
+    assert s.master_weights.m_as("byte") == 0
+    ((_, parts),) = memory_breakdown(s).bars
+    assert "master copy" not in parts
+    fig = s.plot()
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["weights", "gradients", "optimizer state"]
+    assert "master copy" not in alt_text(memory_breakdown(s))
+    assert [p["name"] for p in chart_data(s)["bars"][0]["parts"]] == labels
+
+
+def test_chart_labels_round_as_the_text_does() -> None:
+    """The figure's, the live chart's and the alt text's totals are the derivation's spelling (286.9 GB, not 287)."""
+    from mlsysim_nb.formatting import format_bytes
+    from mlsysim_nb.widgets import chart_data
+
+    s = Scenarios.Gpt2XlBatch32Activations
+    none = format_bytes(s.activations("none").m_as("byte"))
+    assert none == "286.9 GB"
+    assert none in s.headline().text
+    fig = s.plot()
+    totals = [t.get_text().strip() for t in fig.axes[0].texts]
+    assert none in totals
+    assert format_bytes(s.activations("full").m_as("byte")) in totals
+    data = chart_data(s)
+    assert data["bars"][0]["total_text"] == none
+    assert data["bars"][0]["parts"][1]["text"] == format_bytes(s.score_activations.m_as("byte"))
+    assert f"none: {none}" in alt_text(memory_breakdown(s))
+
+
+def test_dollar_signs_in_names_are_text() -> None:
+    """A device named "$x^$" is drawn as those characters, never parsed as mathtext."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from mlsysim_nb import Q_
+    from mlsysim_nb.hardware import HardwareNode, Memory
+    from mlsysim_nb.repr_html import scenario_html
+
+    node = HardwareNode(name="$x^$", memory=Memory(Q_(80, "GB"), Q_(1, "TB/s")))
+    s = Scenarios.Gpt2Fp32AdamOnH100.variant(hardware=node)
+    html = scenario_html(s)
+    assert "Exception" not in html
+    assert '<img class="msn-chart"' in html
+    fig = s.plot()
+    FigureCanvasAgg(fig).draw()
+    shown = [t for t in fig.axes[0].texts if "x^" in t.get_text()]
+    # what the label draws: the characters, not mathtext
+    assert [t._preprocess_math(t.get_text()) for t in shown] == [("$x^$: 74.51 GiB = 80 GB", False)]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import timeit
 
 import pytest
 
 from mlsysim_nb import Q_, Hardware, Scenarios, compare, explore
 from mlsysim_nb.controls import controls_for
+from mlsysim_nb.formatting import format_bytes
 from mlsysim_nb.widgets import MemoryBarWidget, ScenarioExplorer, chart_data
 
 
@@ -122,7 +124,7 @@ def test_user_hardware_appears_in_dropdown(tmp_path) -> None:  # type: ignore[no
     Hardware.add_file(path)
     try:
         p = explore(Scenarios.Gpt2Fp32AdamOnH100)
-        assert ("Lab GPU", "LAB_GPU") in p.controls["hardware"].options
+        assert ("Lab GPU (48 GB)", "LAB_GPU") in p.controls["hardware"].options
         p.set("hardware", "LAB_GPU")
         assert Q_(48, "GB") == p.scenario.hardware.memory.capacity
     finally:
@@ -178,3 +180,99 @@ def test_control_change_is_fast(panel: ScenarioExplorer) -> None:
     assert panel.recomputes == before + 5
     assert panel.scenario.batch_size == 16  # 32 -> 16 -> 8 -> 16 -> 8 -> 16
     assert seconds / 5 < 1.0  # about 7 ms on a shared 2-core machine
+
+
+def test_typed_value_between_powers_of_two_is_kept(panel: ScenarioExplorer) -> None:
+    """Typing 23 keeps 23; the slider holds only an exact power of two (16), which a browser never re-snaps."""
+    slider = panel._sliders["batch_size"]
+    for typed, handle in ((23, 16), (24, 16), (11, 8), (12, 8), (100, 64), (5000, 4096), (32, 32)):
+        panel.controls["batch_size"].value = str(typed)  # what the browser sends for the box
+        assert panel.scenario.batch_size == typed
+        assert panel.controls["batch_size"].value == str(typed)
+        assert slider.value == handle
+    panel.controls["batch_size"].value = "23"
+    before = panel.recomputes
+    slider.value = 16.0  # the browser's reply that the handle stands at 16: not a move
+    assert (panel.scenario.batch_size, panel.recomputes) == (23, before)
+    slider.value = 32.0  # a real move
+    assert panel.scenario.batch_size == 32
+
+
+def test_slider_starts_on_a_power_of_two() -> None:
+    """A panel opened on batch 23 puts the handle on 16 and the box on 23."""
+    p = explore(Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100.variant(batch_size=23))
+    assert p._sliders["batch_size"].value == 16
+    assert p.controls["batch_size"].value == "23"
+
+
+def test_strategy_toggle_moves_highlight_and_derivation() -> None:
+    """Clicking "full" (the widget's own value, as the browser sets it) highlights full and marks its step."""
+    p = explore(Scenarios.Gpt2XlBatch32Activations)
+    assert p.chart.highlight == "none"
+    assert 'class="msn-chosen"' in p.derivation.value
+    before, n = p.derivation.value, p.recomputes
+    p.controls["strategy"].value = "full"
+    assert p.chart.highlight == "full"
+    assert p.view == {"strategy": "full"}
+    assert p.derivation.value != before
+    chosen = p.derivation.value.split('class="msn-chosen"', 1)[1].split("</tr>", 1)[0]
+    assert "activations(&quot;full&quot;)" in chosen
+    assert f"recomputation: full = {format_bytes(p.scenario.activations('full').m_as('B'))}" in p.derivation.value
+    assert n == p.recomputes  # a display setting recomputes nothing
+    p.set("strategy", "selective")  # from code: the toggle buttons follow
+    assert (p.controls["strategy"].value, p.chart.highlight) == ("selective", "selective")
+
+
+def test_accelerator_options_show_capacities() -> None:
+    """Each accelerator option names its memory as the catalog states it: "NVIDIA H100 (80 GiB)"."""
+    p = explore(Scenarios.Gpt2Fp32AdamOnH100)
+    labels = {v: label for label, v in p.controls["hardware"].options}
+    assert labels["H100"] == "NVIDIA H100 (80 GiB)"
+    assert labels["T4"] == "NVIDIA T4 (16 GiB)"
+    assert labels[None] == "no hardware"
+    assert all(label.endswith("GiB)") for key, label in labels.items() if key is not None)
+    node = Hardware.T4
+    own = explore(Scenarios.Gpt2Fp32AdamOnH100.variant(hardware=dataclasses.replace(node, name="My card")))
+    assert own.controls["hardware"].options[0][0] == "My card (16 GiB)"
+
+
+def test_title_of_an_fp32_run_with_a_master_copy() -> None:
+    """Switching the master copy on in an FP32 run: the title says what each FP32 is, not "FP32 + FP32 master"."""
+    p = explore(Scenarios.Gpt2Fp32AdamOnH100)
+    p.set("master_bytes_per_parameter", True)
+    assert p.scenario.title() == "GPT-2 XL (1.5B), FP32 weights + FP32 master + Adam on NVIDIA H100"
+    assert "FP32 + FP32" not in p.derivation.value
+    p.set("bytes_per_value", 2.0)
+    assert p.scenario.title() == "GPT-2 XL (1.5B), 16-bit + FP32 master + Adam on NVIDIA H100"
+
+
+def test_plain_text_form_holds_the_numbers(panel: ScenarioExplorer) -> None:
+    """Without JavaScript (text/plain) the panel shows its whole title and headline numbers, never cut mid-word."""
+    text = panel._repr_mimebundle_()["text/plain"]
+    s = panel.scenario
+    assert "…" not in text
+    assert s.title() in text
+    assert str(s.headline()) in text
+    assert format_bytes(s.training_total.m_as("B")) in text
+    panel.set("batch_size", 23)
+    assert "at batch 23" in panel._repr_mimebundle_()["text/plain"]
+
+
+def test_segment_count_that_does_not_divide_the_layers_warns() -> None:
+    """Segments k = 28 of 48 layers: the estimate leaves 20 layers out and reads below full recomputation; the panel says so."""
+    p = explore(Scenarios.Gpt2XlBatch32SegmentCheckpointed)
+    assert "not counted alike" in p.status.value  # 8 segments of 6 layers keep more than full recomputation
+    p.set("checkpoint_segments", 28)
+    s = p.scenario
+    assert s.checkpointed_activations < s.activations("full")  # the model's number, as its equation has it
+    assert p.error == ""  # applied, not refused
+    warning = p.status.value
+    assert "28 segments do not divide the 48 layers" in warning
+    assert "20 layers" in warning
+    assert "reads low" in warning
+    p.set("checkpoint_segments", 0)  # segments off: nothing to compare
+    assert p.status.value == ""
+    p.set("checkpoint_segments", 48)  # divides, and keeps more than full recomputation
+    assert "48 segments keep more than full recomputation" in p.status.value
+    p.set("checkpoint_segments", 100)  # refused: the refusal replaces the caveat
+    assert "was not applied" in p.status.value
