@@ -130,7 +130,7 @@ def check(
         ``None`` (not answered yet), a number read in ``unit``, a quantity, a
         string such as ``"6 GB"``, or a bool.
     expected
-        The model's value (a quantity, number or bool).
+        The memory model's value (a quantity, number or bool).
     unit
         The unit a plain-number answer is read in, e.g. ``"GB"``.
     rel
@@ -251,18 +251,18 @@ def reveal(actual: Any, *, name: str = "guess") -> None:
     Recorded your guess: 30 GB. Now read on.
     >>> from mlsysim_nb import Q_
     >>> reveal(Q_(24, "GB"))
-    The model says 24 GB; you guessed 30 GB (1.25x high).
+    The memory model says 24 GB; you guessed 30 GB (1.25x high).
     """
     guess, unit = _GUESSES.get(name, (None, None))
     if isinstance(actual, bool):
-        said = f"The model says {actual}"
+        said = f"The memory model says {actual}"
         if guess is None:
             print(f"{said}. (You made no guess: next time commit to one first.)")  # noqa: T201
         else:
             print(f"{said}; you guessed {guess} ({'right' if guess == actual else 'wrong'}).")  # noqa: T201
         return
     value = _read(actual, unit, "the model's value")
-    said = f"The model says {value:.4g}{f' {unit}' if unit else ''}"
+    said = f"The memory model says {value:.4g}{f' {unit}' if unit else ''}"
     if guess is None:
         print(f"{said}. (You made no guess: next time commit to one first.)")  # noqa: T201
         return

@@ -304,7 +304,7 @@ class ParallelTrainingScenario(ParallelView, Scenario):
 
     @property
     def workload(self) -> Any:
-        """The model: ``state.workload``."""
+        """The network being trained: ``state.workload``."""
         return self.state.workload
 
     @property

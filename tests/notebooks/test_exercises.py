@@ -118,5 +118,5 @@ def test_predict_records_and_reveal_compares(capsys) -> None:
     reveal(Q_(24e9, "byte"), name="t.3")
     assert capsys.readouterr().out.splitlines() == [
         "Recorded your guess: 8 GB. Now read on.",
-        "The model says 24 GB; you guessed 8 GB (3x low).",
+        "The memory model says 24 GB; you guessed 8 GB (3x low).",
     ]
