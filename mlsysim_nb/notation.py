@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mlsysim_nb import layers
 from mlsysim_nb.formula import Symbol
 
 __all__ = ["QUANTITIES", "SYMBOLS", "Quantity"]
@@ -101,9 +102,12 @@ QUANTITIES: dict[str, Quantity] = {
     "checkpoint_segments": _q("k", "", "", "checkpoint segments"),
     "checkpoints": _q("k", "", "", "checkpoints"),
     "tokens": _q("D", "", "", "tokens"),
-    "per_token_constant": _q("18", "", "", "Korthikanti per-token bytes outside the MLP's wide tensors"),
-    "ffn_constant": _q("4", "", "", "Korthikanti bytes per unit of the feed-forward multiple"),
-    "score_constant": _q("5", "", "", "Korthikanti score bytes"),
+    "per_token_constant": _q(
+        str(layers.ffn_free_bytes()), "", "", "Korthikanti per-token bytes outside the MLP's wide tensors"
+    ),
+    "ffn_constant": _q(str(layers.ffn_bytes()), "", "", "Korthikanti bytes per unit of the feed-forward multiple"),
+    "score_constant": _q(str(layers.score_bytes()), "", "", "Korthikanti score bytes"),
+    "projection_tensors": _q(str(layers.projection_tensors()), "", "", "hidden-width projection tensors"),
     # -- activation results
     "sequence": _q("s", "", "", "sequence length"),
     "per_token_bytes_coefficient": _q("κ", "tok", "byte", "per-token coefficient"),

@@ -34,6 +34,7 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
+from mlsysim_nb import layers
 from mlsysim_nb.formula import Case, Formula
 from mlsysim_nb.notation import QUANTITIES, SYMBOLS, Quantity
 
@@ -54,16 +55,18 @@ __all__ = [
 
 #: Bytes of linear (per-token) activations per hidden element per layer at 16 bits that do not depend on
 #: the feed-forward width: attention block 11, the MLP's input and dropout mask 2 + 1, the two layer norms 4.
-KORTHIKANTI_FFN_FREE_BYTES = 11 + (2 + 1) + 4
+KORTHIKANTI_FFN_FREE_BYTES = layers.ffn_free_bytes()
 #: Bytes per hidden element and per unit of the feed-forward multiple f: the GeLU's input and output,
 #: each f·h wide at 2 bytes (Korthikanti's MLP has f = 4, hence its 8 + 8).
-KORTHIKANTI_FFN_BYTES = 2 + 2
+KORTHIKANTI_FFN_BYTES = layers.ffn_bytes()
 #: Bytes of linear (per-token) activations per hidden element per layer at 16 bits with Korthikanti's 4h MLP:
 #: attention block 11, MLP block 19, the two layer norms 4 (Korthikanti et al. 2022, Table 2): 18 + 4·4.
-KORTHIKANTI_PER_TOKEN_BYTES = KORTHIKANTI_FFN_FREE_BYTES + KORTHIKANTI_FFN_BYTES * 4
+KORTHIKANTI_PER_TOKEN_BYTES = layers.per_token_bytes()
 #: Bytes per stored attention-score element at 16 bits: softmax input 2,
 #: dropout mask 1, dropout output 2 (Korthikanti et al. 2022, Sec. 4.1).
-KORTHIKANTI_SCORE_BYTES = 2 + 1 + 2
+KORTHIKANTI_SCORE_BYTES = layers.score_bytes()
+#: The hidden-width inputs of attention's products (Q, K, V, the output projection's), the illustrative line item.
+PROJECTION_TENSORS = layers.projection_tensors()
 
 #: The recomputation strategies :func:`~mlsysim_nb.helpers.calc_activation_memory` knows.
 STRATEGIES = ("none", "selective", "full")
@@ -336,7 +339,7 @@ _ACTIVATION = [
     ),
     _F(
         "projection_activations_per_layer",
-        "4 * micro_batch * sequence * hidden_dim * precision_bytes",
+        "projection_tensors * micro_batch * sequence * hidden_dim * precision_bytes",
         "Illustrative saved state of four hidden-width projection tensors.",
         "MB",
     ),
@@ -400,6 +403,7 @@ _CONSTANTS = {
     "per_token_constant": KORTHIKANTI_FFN_FREE_BYTES,
     "ffn_constant": KORTHIKANTI_FFN_BYTES,
     "score_constant": KORTHIKANTI_SCORE_BYTES,
+    "projection_tensors": PROJECTION_TENSORS,
 }
 
 

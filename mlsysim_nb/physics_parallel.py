@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from mlsysim_nb import layers
 from mlsysim_nb.formula import Case, Formula
 
 __all__ = [
@@ -52,7 +53,7 @@ __all__ = [
 #: None of them depends on the feed-forward width. The rest of the 18 + 4f bytes (24 of Korthikanti's 34, at
 #: f = 4: attention 8, the MLP's two f·h-wide tensors 4f) is split across the t devices; sequence parallelism
 #: splits these 10 as well.
-KORTHIKANTI_REPLICATED_BYTES = (2 + 2) + (2 + 2) + (1 + 1)
+KORTHIKANTI_REPLICATED_BYTES = layers.replicated_bytes()
 
 Getter = Callable[[str], Any]
 
@@ -320,7 +321,7 @@ PARALLEL_NOTATION: dict[str, tuple[str, str, str, str]] = {
     "interleave": ("m", "", "", "virtual stages per device"),
     "gradient_bytes_per_value": ("b", "g,given", "byte", "stated bytes per gradient value"),
     "gradient_width_given": ("[b_g given]", "", "", "gradient width stated"),
-    "replicated_constant": ("10", "", "", "Korthikanti replicated bytes"),
+    "replicated_constant": (str(KORTHIKANTI_REPLICATED_BYTES), "", "", "Korthikanti replicated bytes"),
     # -- flags the fields set
     "shards_optimizer": ("[z ≥ 1]", "", "", "ZeRO shards the optimizer state"),
     "shards_gradients": ("[z ≥ 2]", "", "", "ZeRO shards the gradients"),

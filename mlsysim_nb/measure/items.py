@@ -4,7 +4,8 @@ Source: Korthikanti et al. (2022), "Reducing Activation Recomputation in Large
 Transformer Models", arXiv:2205.05198, Sec. 4.1. At 16 bits, one GPT layer keeps,
 for the backward pass, the tensors below; their sizes add up to
 ``s·b·h·(34 + 5·a·s/h)`` bytes. The table names each tensor once, with its
-paper coefficient (bytes per element of its size term at 16 bits). The model's
+paper coefficient (bytes per element of its size term at 16 bits), taken from the
+layer table (:mod:`mlsysim_nb.layers`). The model's
 own figure (:class:`~mlsysim_nb.ActivationMemoryScenario`) is split among the
 items in proportion to these coefficients; the coefficients are checked to add
 up to the model's constants, so the two cannot drift apart.
@@ -18,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from mlsysim_nb.layers import GPT_LAYER, SavedTensor
 from mlsysim_nb.physics import KORTHIKANTI_PER_TOKEN_BYTES, KORTHIKANTI_SCORE_BYTES
 
 __all__ = ["ITEMS", "SITES", "LineItem", "coefficient_sum", "item", "predicted_items"]
@@ -39,22 +41,18 @@ class LineItem:
     coefficient: int
 
 
-ITEMS: tuple[LineItem, ...] = (
-    LineItem("ln1_input", "LayerNorm 1 input (2sbh)", "layer norms", "sbh", 2),
-    LineItem("qkv_input", "QKV input (2sbh)", "attention", "sbh", 2),
-    LineItem("qk", "Q and K for QKᵀ (4sbh)", "attention", "sbh", 4),
-    LineItem("softmax_output", "softmax output (2as²b)", "attention", "as2b", 2),
-    LineItem("softmax_dropout_mask", "softmax dropout mask (as²b)", "attention", "as2b", 1),
-    LineItem("softmax_dropout_output", "softmax dropout output (2as²b)", "attention", "as2b", 2),
-    LineItem("v", "V (2sbh)", "attention", "sbh", 2),
-    LineItem("projection_input", "output projection input (2sbh)", "attention", "sbh", 2),
-    LineItem("attention_dropout_mask", "attention dropout mask (sbh)", "attention", "sbh", 1),
-    LineItem("ln2_input", "LayerNorm 2 input (2sbh)", "layer norms", "sbh", 2),
-    LineItem("mlp_input", "MLP input (2sbh)", "MLP", "sbh", 2),
-    LineItem("gelu_input", "GeLU input (8sbh)", "MLP", "sbh", 8),
-    LineItem("gelu_output", "GeLU output (8sbh)", "MLP", "sbh", 8),
-    LineItem("mlp_dropout_mask", "MLP dropout mask (sbh)", "MLP", "sbh", 1),
-)
+_TERMS = {"h": "sbh", "fh": "sbh", "scores": "as2b"}
+_SHOWN = {"sbh": "sbh", "as2b": "as²b"}
+
+
+def _line_item(tensor: SavedTensor) -> LineItem:
+    term, coefficient = _TERMS[tensor.term], tensor.coefficient()
+    shown = f"{coefficient if coefficient != 1 else ''}{_SHOWN[term]}"
+    return LineItem(tensor.key, f"{tensor.label} ({shown})", tensor.block, term, coefficient)
+
+
+#: One item per saved tensor of the layer table, labelled with its paper coefficient (at Korthikanti's 4h MLP).
+ITEMS: tuple[LineItem, ...] = tuple(_line_item(t) for t in GPT_LAYER)
 
 _BY_KEY = {item.key: item for item in ITEMS}
 
