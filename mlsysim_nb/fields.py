@@ -365,12 +365,14 @@ def check_quantity(
     allow_plain: bool = True,
     maximum: float | None = None,
     minimum: float | None = None,
+    rule: str = "",
 ) -> tuple[Any, Any]:
     """A quantity of the dimension of ``base``; returns ``(stored, magnitude in base)``.
 
     A plain number is read in ``plain_unit`` (default: ``base``), so
     ``bytes_per_value=2`` is 2 bytes. A string such as ``"80 GiB"`` is parsed.
-    ``maximum`` and ``minimum`` bound the magnitude in ``base``.
+    ``maximum`` and ``minimum`` bound the magnitude in ``base``; ``rule`` says the range in words
+    (default: the two numbers).
 
     >>> check_quantity("S", "bytes_per_value", 2, "byte")
     (<Quantity(2, 'byte')>, 2)
@@ -389,7 +391,7 @@ def check_quantity(
         except Exception as err:  # noqa: BLE001 - pint raises many kinds on bad text; all mean "cannot read"
             raise FieldError(owner, field, f"cannot read {_brief(value)} as a quantity ({err})") from None
     short = _SHORT_UNITS.get(base, f" {base}")
-    bound = _quantity_bound(positive, minimum, maximum, short)
+    bound = rule or _quantity_bound(positive, minimum, maximum, short)
     if not _is_quantity(value):
         if not allow_plain:
             msg = f"must be a quantity with a unit, like Q_(2, {base!r}), got {_brief(value)}"
@@ -397,7 +399,7 @@ def check_quantity(
         unit = plain_unit or base
         number = check_number(owner, field, value, positive=positive, bound=bound, unit_text=short)
         scale = factor(unit, base) if unit != base else 1.0
-        magnitude = _in_base(owner, field, number, scale, short, (minimum, maximum))
+        magnitude = _in_base(owner, field, number, scale, (short, f" {unit}"), (minimum, maximum, rule))
         return Q_(number, unit), magnitude
     try:
         scale = factor(value.units, base)
@@ -407,7 +409,7 @@ def check_quantity(
         msg = f"must be in units of {want} (like {base}), got a quantity in {value.units:~P}, which is {got}"
         raise FieldUnitError(owner, field, msg) from None
     number = check_number(owner, field, value.magnitude, positive=positive, bound=bound, unit_text=f" {value.units:~P}")
-    magnitude = _in_base(owner, field, number, scale, short, (minimum, maximum))
+    magnitude = _in_base(owner, field, number, scale, (short, f" {value.units:~P}"), (minimum, maximum, rule))
     return (value if number is value.magnitude else Q_(number, value.units)), magnitude
 
 
@@ -419,20 +421,44 @@ def _quantity_bound(positive: bool, minimum: float | None, maximum: float | None
     return "a finite amount" + (" more than 0" if positive else " 0 or more") + short
 
 
-def _in_base(owner: str, field: str, number: Any, scale: float, short: str, bounds: tuple[Any, Any]) -> Any:  # noqa: PLR0917
-    """``number * scale`` (the magnitude in the base unit), refused outside ``bounds`` (in the base unit)."""
-    minimum, maximum = bounds
+def _in_base(  # noqa: C901, PLR0917 - one check per bound, each with its message
+    owner: str, field: str, number: Any, scale: float, units: tuple[str, str], bounds: tuple[Any, Any, str]
+) -> Any:
+    """``number * scale`` (the magnitude in the base unit), refused outside ``bounds`` (in the base unit).
+
+    ``units`` is the short base unit and the unit the number was given in, for the message.
+    """
+    short, given = units
+    minimum, maximum, rule = bounds
+    if type(number) in (int, float) and (minimum is None or number * scale >= minimum):  # the common case
+        magnitude = number * scale if scale != 1.0 else number
+        if maximum is None or magnitude <= maximum:
+            return magnitude
     with np.errstate(over="ignore"):
         magnitude = number * scale if scale != 1.0 else number
-    if maximum is not None and not (type(magnitude) in (int, float) and magnitude <= maximum):
-        check_number(owner, field, magnitude, positive=False, maximum=maximum, unit_text=short)
-    if minimum is not None and np.any(np.asarray(magnitude) < minimum):
-        got = np.min(magnitude)
-        raise FieldError(owner, field, f"must be at least {show_number(minimum)}{short}, got {show_number(got)}{short}")
-    if maximum is None and not np.all(np.isfinite(np.asarray(magnitude, dtype=float))):
-        raise FieldError(
-            owner, field, f"must be a finite amount{short and ' in' + short}, got one too large to represent"
-        )
+    as_given = bool(rule) and np.ndim(number) == 0  # a range in words: name the value as it was given
+    if rule:
+        pass
+    elif minimum is not None and maximum is not None:
+        rule = f"from {show_number(minimum)}{short} to {show_number(maximum)}{short}"
+    elif maximum is not None:
+        rule = f"at most {show_number(maximum)}{short}"
+    else:
+        rule = f"a finite amount{short and ' in' + short}"
+    values = np.asarray(magnitude, dtype=float)
+    if not np.all(np.isfinite(values)):  # the conversion overflowed: name the number as given
+        bad = np.asarray(number)[~np.isfinite(values)].flat[0]
+        raise FieldError(owner, field, f"must be {rule}, got {show_number(bad)}{given}")
+    outside = np.zeros(values.shape, dtype=bool)
+    if maximum is not None:
+        outside |= values > maximum
+    if minimum is not None:
+        outside |= values < minimum
+    if np.any(outside):
+        if as_given:
+            raise FieldError(owner, field, f"must be {rule}, got {show_number(number)}{given}")
+        bad = values[outside].flat[0] if values.ndim else magnitude
+        raise FieldError(owner, field, f"must be {rule}, got {show_number(bad)}{short}")
     return magnitude
 
 

@@ -16,12 +16,33 @@ from mlsysim_nb.display import RichRepr
 from mlsysim_nb.errors import FieldError, HardwareFileError
 from mlsysim_nb.fields import check_quantity
 
-__all__ = ["Hardware", "HardwareCatalog", "HardwareNode", "Memory", "load_hardware"]
+__all__ = ["HARDWARE_BOUNDS", "Hardware", "HardwareCatalog", "HardwareNode", "Memory", "load_hardware"]
+
+#: The physical range of each hardware figure, in base units (bytes, bytes per second, FLOP per second).
+#: Wide enough for a microcontroller's SRAM and a wafer-scale engine (Cerebras WSE-3: 44 GB of SRAM at
+#: 21 PB/s, 125 PFLOPS), narrow enough that every share, time and chart stays finite and readable.
+HARDWARE_BOUNDS: dict[str, tuple[str, float, float, str]] = {
+    "capacity": ("byte", 2.0**10, 1e16, "from 1 KiB to 10 PB"),
+    "bandwidth": ("byte/second", 1e3, 1e17, "from 1 kB/s to 100 PB/s"),
+    "peak_flops": ("FLOP/second", 1e3, 1e19, "from 1 kFLOP/s to 10 EFLOP/s"),
+}
+
+
+def _figure(owner: str, field: str, value: Any, figure: str, *, optional: bool = False) -> tuple[Any, Any]:
+    """A hardware figure checked against its unit and its physical range (:data:`HARDWARE_BOUNDS`)."""
+    base, low, high, rule = HARDWARE_BOUNDS[figure]
+    return check_quantity(
+        owner, field, value, base, optional=optional, plain_unit=base, minimum=low, maximum=high, rule=rule
+    )
 
 
 @dataclass(frozen=True)
 class Memory:
-    """A device's memory: ``capacity`` (information) and ``bandwidth`` (information per time)."""
+    """A device's memory: ``capacity`` (information) and ``bandwidth`` (information per time).
+
+    Each is refused outside its physical range (:data:`HARDWARE_BOUNDS`): a capacity from
+    1 KiB to 10 PB, a bandwidth from 1 kB/s to 100 PB/s.
+    """
 
     capacity: Any
     bandwidth: Any
@@ -29,8 +50,8 @@ class Memory:
     _bandwidth_bytes_per_second: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        capacity, capacity_bytes = check_quantity("Memory", "capacity", self.capacity, "byte")
-        bandwidth, rate = check_quantity("Memory", "bandwidth", self.bandwidth, "byte/second", plain_unit="byte/second")
+        capacity, capacity_bytes = _figure("Memory", "capacity", self.capacity, "capacity")
+        bandwidth, rate = _figure("Memory", "bandwidth", self.bandwidth, "bandwidth")
         object.__setattr__(self, "capacity", capacity)
         object.__setattr__(self, "bandwidth", bandwidth)
         # base-unit magnitudes, converted once: scenarios read these on every construction
@@ -68,9 +89,9 @@ class HardwareNode(RichRepr):
         if not isinstance(self.memory, Memory):
             raise FieldError("HardwareNode", "memory", f"must be a Memory(capacity, bandwidth), got {self.memory!r}")
         _check_text_fields(self)
-        flops, _ = check_quantity("HardwareNode", "peak_flops", self.peak_flops, "FLOP/second", optional=True)
+        flops, _ = _figure("HardwareNode", "peak_flops", self.peak_flops, "peak_flops", optional=True)
         object.__setattr__(self, "peak_flops", flops)
-        driver, _ = check_quantity("HardwareNode", "driver_capacity", self.driver_capacity, "byte", optional=True)
+        driver, _ = _figure("HardwareNode", "driver_capacity", self.driver_capacity, "capacity", optional=True)
         object.__setattr__(self, "driver_capacity", driver)
 
     def __repr__(self) -> str:
@@ -139,11 +160,11 @@ def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:  # noq
     if year is not None and not _is_year(year):
         raise HardwareFileError(path, f"must be a year such as 2024, got {year!r}", entry=key, key="release_year")
     values = {}
-    for name, base in [
-        ("memory_capacity", "byte"),
-        ("memory_bandwidth", "byte/second"),
-        ("peak_flops", "FLOP/second"),
-        ("driver_capacity", "byte"),
+    for name, figure in [
+        ("memory_capacity", "capacity"),
+        ("memory_bandwidth", "bandwidth"),
+        ("peak_flops", "peak_flops"),
+        ("driver_capacity", "capacity"),
     ]:
         raw = table.get(name)
         if raw is None:
@@ -151,7 +172,7 @@ def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:  # noq
         if not isinstance(raw, str):
             raise HardwareFileError(path, f'must be a string with its unit, like "80 GB", got {raw!r}', key, name)
         try:
-            values[name], _ = check_quantity("hardware", name, raw, base)
+            values[name], _ = _figure("hardware", name, raw, figure)
         except FieldError as err:
             raise HardwareFileError(path, err.reason, entry=key, key=name) from None
     return HardwareNode(

@@ -129,3 +129,54 @@ def test_memory_refuses_a_huge_integer() -> None:
     with pytest.raises(FieldError) as caught:
         Memory(10**400, Q_(1, "TB/s"))
     assert caught.value.field == "capacity"
+
+
+# -- 3. every hardware figure within a physical range ----------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("capacity", "bandwidth", "field", "text"),
+    [
+        (Q_(1e300, "GB"), "3 TB/s", "capacity", "must be from 1 KiB to 10 PB, got 1e+300 GB"),
+        ("80 GiB", Q_(1e300, "TB/s"), "bandwidth", "must be from 1 kB/s to 100 PB/s, got 1e+300 TB/s"),
+        (Q_(1e-320, "B"), "3 TB/s", "capacity", "must be from 1 KiB to 10 PB"),
+        ("20 PB", "3 TB/s", "capacity", "must be from 1 KiB to 10 PB, got 20 PB"),
+        ("80 GiB", "1 B/s", "bandwidth", "from 1 kB/s to 100 PB/s"),
+        (10**400, "3 TB/s", "capacity", "from 1 KiB to 10 PB, got 1e+400 B"),
+    ],
+)
+def test_memory_figures_are_bounded(capacity: Any, bandwidth: Any, field: str, text: str) -> None:
+    """Capacity and bandwidth outside their physical range are refused, the range said in the message."""
+    with pytest.raises(FieldError) as caught:
+        Memory(capacity, bandwidth)
+    assert caught.value.field == field
+    assert text in str(caught.value)
+
+
+def test_peak_flops_is_bounded() -> None:
+    """Peak FLOPS beyond 10 EFLOP/s (a hundred wafer-scale engines) is refused."""
+    from mlsysim_nb.hardware import HardwareNode
+
+    with pytest.raises(FieldError, match=r"from 1 kFLOP/s to 10 EFLOP/s, got 1e\+30 FLOPS"):
+        HardwareNode(name="x", memory=Memory("80 GiB", "3 TB/s"), peak_flops="1e30 FLOPS")
+
+
+def test_hardware_file_with_a_huge_figure_names_the_file(tmp_path: Any) -> None:
+    """A hardware file's "10**400 B" is a HardwareFileError naming the file, the entry and the key."""
+    from mlsysim_nb.errors import HardwareFileError
+    from mlsysim_nb.hardware import load_hardware
+
+    path = tmp_path / "lab.toml"
+    path.write_text(
+        '[BIG]\nname = "Big"\nmemory_capacity = "10**400 B"\nmemory_bandwidth = "1 TB/s"\nsource = "https://x.example"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(HardwareFileError, match=r"lab\.toml, entry \[BIG\], key 'memory_capacity': must be from 1 KiB"):
+        load_hardware(path)
+
+
+def test_the_bounds_leave_every_shipped_accelerator_alone() -> None:
+    """Every shipped accelerator lies inside the bounds (they load), and the smallest and largest are far inside."""
+    from mlsysim_nb import Hardware
+
+    capacities = [node.memory.capacity.m_as("B") for _, node in Hardware.items()]
+    assert min(capacities) > 2**30
+    assert max(capacities) < 1e13
