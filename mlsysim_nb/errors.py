@@ -104,6 +104,7 @@ class HardwareFileError(ValueError):
 
     def __init__(self, path: str, reason: str, entry: str | None = None, key: str | None = None) -> None:
         self.path = path
+        self.reason = reason
         self.entry = entry
         self.key = key
         where = path

@@ -221,6 +221,31 @@ def load_hardware(path: str | Path) -> dict[str, HardwareNode]:
     return {key: _entry(label, key, table, vendor) for key, table in data.items()}
 
 
+def _same_name(name: str) -> str:
+    """A display name compared as a reader sees it: case and runs of spaces ignored."""
+    return " ".join(name.split()).casefold()
+
+
+def _refuse_clashes(
+    label: str, new: dict[str, HardwareNode], nodes: dict[str, HardwareNode], origins: dict[str, str]
+) -> None:
+    """Refuse entries whose key or display name the catalog (or the same file) already holds, naming both sources."""
+    names = {_same_name(node.name): key for key, node in nodes.items()}
+    for key, node in new.items():
+        if key in nodes:
+            reason = (
+                f"the catalog already has an accelerator [{key}] ({nodes[key].name!r}, from {origins.get(key, '?')}); "
+                "give this entry another key"
+            )
+            raise HardwareFileError(label, reason, entry=key)
+        other = names.get(_same_name(node.name))
+        if other is not None:
+            where = origins.get(other, label) if other in nodes else label
+            reason = f"the name {node.name!r} is already used by [{other}] (from {where}); give this entry another name"
+            raise HardwareFileError(label, reason, entry=key, key="name")
+        names[_same_name(node.name)] = key
+
+
 def _data_dir() -> Path:
     """The shipped catalog: ``mlsysim_nb/data/hardware/``, one TOML file per vendor (read like ``static/``)."""
     return Path(str(resources.files("mlsysim_nb") / "data" / "hardware"))
@@ -237,6 +262,8 @@ class HardwareCatalog(RichRepr):
     def __init__(self, directory: Path | None = None) -> None:
         self._directory = directory
         self._nodes: dict[str, HardwareNode] | None = None
+        #: where each entry came from (a file, or ``add()``), so that a clash names both sides
+        self._origins: dict[str, str] = {}
         self._lock = threading.RLock()
 
     def _load(self) -> dict[str, HardwareNode]:
@@ -246,26 +273,46 @@ class HardwareCatalog(RichRepr):
         with self._lock:
             if self._nodes is None:
                 loaded: dict[str, HardwareNode] = {}
+                origins: dict[str, str] = {}
                 for path in sorted((self._directory or _data_dir()).glob("*.toml")):
-                    loaded.update(load_hardware(path))
+                    new = load_hardware(path)
+                    _refuse_clashes(str(path), new, loaded, origins)
+                    loaded.update(new)
+                    origins.update(dict.fromkeys(new, str(path)))
+                self._origins = origins
                 self._nodes = loaded
             return self._nodes
 
     def add_file(self, path: str | Path) -> list[str]:
-        """Load a user's TOML file into this catalog; returns the keys it added."""
+        """Load a user's TOML file into this catalog; returns the keys it added.
+
+        An entry whose key or name the catalog already holds (``[H100]``) is refused with a
+        :class:`HardwareFileError` naming both files, and nothing from the file is added:
+        a shipped accelerator never changes under a named case.
+        """
         new = load_hardware(path)
         with self._lock:
-            self._load().update(new)
+            nodes = self._load()
+            _refuse_clashes(str(path), new, nodes, self._origins)
+            nodes.update(new)
+            self._origins.update(dict.fromkeys(new, str(path)))
         return list(new)
 
     def add(self, key: str, node: HardwareNode) -> None:
-        """Add one node under ``key``."""
+        """Add one node under ``key``; a key or name already in the catalog is refused, naming where it came from."""
         if not isinstance(key, str) or not _KEY.match(key):
             raise FieldError("HardwareCatalog", "key", f"must be letters, digits and underscores, got {key!r}")
         if not isinstance(node, HardwareNode):
             raise FieldError("HardwareCatalog", "node", f"must be a HardwareNode, got {type(node).__name__} {node!r}")
         with self._lock:
-            self._load()[key] = node
+            nodes = self._load()
+            try:
+                _refuse_clashes("HardwareCatalog.add()", {key: node}, nodes, self._origins)
+            except HardwareFileError as err:
+                field = "key" if err.key is None else "node"
+                raise FieldError("HardwareCatalog", field, err.reason) from None
+            nodes[key] = node
+            self._origins[key] = "HardwareCatalog.add()"
 
     def __getitem__(self, key: str) -> HardwareNode:
         try:

@@ -180,3 +180,84 @@ def test_the_bounds_leave_every_shipped_accelerator_alone() -> None:
     capacities = [node.memory.capacity.m_as("B") for _, node in Hardware.items()]
     assert min(capacities) > 2**30
     assert max(capacities) < 1e13
+
+
+# -- 4. a user file never replaces a shipped accelerator ---------------------------------------------------------------
+def _lab_file(tmp_path: Any, key: str, name: str, capacity: str = "1 GiB") -> Any:
+    path = tmp_path / f"{key.lower()}.toml"
+    path.write_text(
+        f'[{key}]\nname = "{name}"\nmemory_capacity = "{capacity}"\nmemory_bandwidth = "1 TB/s"\n'
+        'source = "https://lab.example/gpu"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_user_file_with_a_shipped_key_is_refused_naming_both_files(tmp_path: Any) -> None:
+    """A user's [H100] is refused, naming the user's file and the shipped one; the shipped H100 and its cases stay."""
+    from mlsysim_nb.errors import HardwareFileError
+    from mlsysim_nb.hardware import HardwareCatalog
+
+    catalog = HardwareCatalog()
+    path = _lab_file(tmp_path, "H100", "My tiny H100")
+    with pytest.raises(HardwareFileError) as caught:
+        catalog.add_file(path)
+    message = str(caught.value)
+    assert str(path) in message
+    assert "nvidia.toml" in message
+    assert "[H100]" in message
+    assert catalog["H100"].memory.capacity == Q_(80, "GiB")
+
+
+def test_shipped_catalog_is_unchanged_after_a_refused_file(tmp_path: Any) -> None:
+    """A refused file adds nothing, not even its other entries; the named case keeps reporting "fits"."""
+    from mlsysim_nb import Hardware
+    from mlsysim_nb.errors import HardwareFileError
+
+    path = tmp_path / "two.toml"
+    path.write_text(
+        '[LAB_OK]\nname = "Lab OK"\nmemory_capacity = "1 GiB"\nmemory_bandwidth = "1 TB/s"\nsource = "https://x.example"\n'
+        '[H100]\nname = "Fake"\nmemory_capacity = "1 GiB"\nmemory_bandwidth = "1 TB/s"\nsource = "https://x.example"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(HardwareFileError):
+        Hardware.add_file(path)
+    assert "LAB_OK" not in Hardware
+    assert Hardware.H100.memory.capacity == Q_(80, "GiB")
+    assert Scenarios.Gpt2Fp32AdamOnH100.fits
+
+
+def test_user_file_with_a_shipped_display_name_is_refused(tmp_path: Any) -> None:
+    """A new key whose name is a shipped accelerator's ("NVIDIA H100", any case or spacing) is refused too."""
+    from mlsysim_nb.errors import HardwareFileError
+    from mlsysim_nb.hardware import HardwareCatalog
+
+    with pytest.raises(
+        HardwareFileError, match=r"name 'nvidia  H100' is already used by \[H100\] \(from .*nvidia\.toml\)"
+    ):
+        HardwareCatalog().add_file(_lab_file(tmp_path, "MY_H100", "nvidia  H100"))
+
+
+def test_duplicate_names_within_one_file_are_refused(tmp_path: Any) -> None:
+    """Two entries of one file with the same display name are refused, naming the first."""
+    from mlsysim_nb.errors import HardwareFileError
+    from mlsysim_nb.hardware import HardwareCatalog
+
+    path = tmp_path / "dup.toml"
+    path.write_text(
+        '[A]\nname = "Lab"\nmemory_capacity = "1 GiB"\nmemory_bandwidth = "1 TB/s"\nsource = "https://x.example"\n'
+        '[B]\nname = "Lab"\nmemory_capacity = "2 GiB"\nmemory_bandwidth = "1 TB/s"\nsource = "https://x.example"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(HardwareFileError, match=r"entry \[B\], key 'name': the name 'Lab' is already used by \[A\]"):
+        HardwareCatalog().add_file(path)
+
+
+def test_add_refuses_a_key_already_in_the_catalog() -> None:
+    """HardwareCatalog.add("H100", ...) is refused, naming where the existing entry came from."""
+    from mlsysim_nb.hardware import HardwareCatalog, HardwareNode
+
+    catalog = HardwareCatalog()
+    with pytest.raises(FieldError, match=r"HardwareCatalog.key: the catalog already has an accelerator \[H100\]"):
+        catalog.add("H100", HardwareNode(name="Tiny", memory=Memory("1 GiB", "1 TB/s")))
+    assert catalog.H100.memory.capacity == Q_(80, "GiB")
