@@ -153,6 +153,8 @@ def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:  # noq
     for name in ("name", "source", "note", "vendor", "capacity_label", "driver_capacity_source"):
         if name in table and not isinstance(table[name], str):
             raise HardwareFileError(path, f"must be a string, got {table[name]!r}", entry=key, key=name)
+    if table.get("name") == "":
+        raise HardwareFileError(path, "must be a non-empty string, the name shown in tables", entry=key, key="name")
     for name in ("source", "driver_capacity_source"):
         if name in table and not re.match(r"^https?://\S+$", table[name]):
             raise HardwareFileError(path, "must be an http(s) URL of where the number is printed", entry=key, key=name)
@@ -175,19 +177,26 @@ def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:  # noq
             values[name], _ = _figure("hardware", name, raw, figure)
         except FieldError as err:
             raise HardwareFileError(path, err.reason, entry=key, key=name) from None
-    return HardwareNode(
-        name=table["name"],
-        memory=Memory(values["memory_capacity"], values["memory_bandwidth"]),
-        peak_flops=values.get("peak_flops"),
-        vendor=table.get("vendor", vendor),
-        key=key,
-        release_year=year,
-        source=table["source"],
-        note=table.get("note", ""),
-        capacity_label=table.get("capacity_label", ""),
-        driver_capacity=values.get("driver_capacity"),
-        driver_capacity_source=table.get("driver_capacity_source", ""),
-    )
+    if "driver_capacity" in table and "driver_capacity_source" not in table:
+        reason = "needs driver_capacity_source, the http(s) URL where that driver total is printed"
+        raise HardwareFileError(path, reason, entry=key, key="driver_capacity")
+    try:
+        return HardwareNode(
+            name=table["name"],
+            memory=Memory(values["memory_capacity"], values["memory_bandwidth"]),
+            peak_flops=values.get("peak_flops"),
+            vendor=table.get("vendor", vendor),
+            key=key,
+            release_year=year,
+            source=table["source"],
+            note=table.get("note", ""),
+            capacity_label=table.get("capacity_label", ""),
+            driver_capacity=values.get("driver_capacity"),
+            driver_capacity_source=table.get("driver_capacity_source", ""),
+        )
+    except FieldError as err:  # any rule of the record: name the file, the entry and the key
+        name = {"capacity": "memory_capacity", "bandwidth": "memory_bandwidth"}.get(err.field, err.field)
+        raise HardwareFileError(path, err.reason, entry=key, key=name) from None
 
 
 def load_hardware(path: str | Path) -> dict[str, HardwareNode]:
@@ -204,7 +213,7 @@ def load_hardware(path: str | Path) -> dict[str, HardwareNode]:
     path = Path(path)
     label = str(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a byte-order mark, as some editors write, is fine
     except OSError as err:
         raise HardwareFileError(label, f"cannot be read ({err.strerror})") from None
     except UnicodeDecodeError as err:

@@ -261,3 +261,82 @@ def test_add_refuses_a_key_already_in_the_catalog() -> None:
     with pytest.raises(FieldError, match=r"HardwareCatalog.key: the catalog already has an accelerator \[H100\]"):
         catalog.add("H100", HardwareNode(name="Tiny", memory=Memory("1 GiB", "1 TB/s")))
     assert catalog.H100.memory.capacity == Q_(80, "GiB")
+
+
+# -- 5. data files and count text ----------------------------------------------------------------------------------
+_LAB = '[LAB]\nname = "Lab GPU"\nmemory_capacity = "48 GiB"\nmemory_bandwidth = "960 GB/s"\nsource = "https://lab.example"\n'
+
+
+def test_hardware_file_with_a_byte_order_mark_loads(tmp_path: Any) -> None:
+    """A UTF-8 file that starts with a byte-order mark (as some editors save it) loads like one without."""
+    from mlsysim_nb.hardware import load_hardware
+
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + _LAB.encode("utf-8"))
+    assert load_hardware(path)["LAB"].memory.capacity == Q_(48, "GiB")
+
+
+def test_empty_name_in_a_hardware_file_names_the_file_and_entry(tmp_path: Any) -> None:
+    """An empty name (name = "") is a HardwareFileError naming the file, the entry and the key, not a bare FieldError."""
+    from mlsysim_nb.errors import HardwareFileError
+    from mlsysim_nb.hardware import load_hardware
+
+    path = tmp_path / "noname.toml"
+    path.write_text(_LAB.replace('"Lab GPU"', '""'), encoding="utf-8")
+    with pytest.raises(HardwareFileError, match=r"noname\.toml, entry \[LAB\], key 'name': must be a non-empty"):
+        load_hardware(path)
+
+
+def test_record_rules_in_a_hardware_file_name_the_file(tmp_path: Any) -> None:
+    """A rule the record itself enforces (a capacity beyond 10 PB) is reported with the file, entry and key."""
+    from mlsysim_nb.errors import HardwareFileError
+    from mlsysim_nb.hardware import load_hardware
+
+    path = tmp_path / "big.toml"
+    path.write_text(_LAB.replace('"48 GiB"', '"20 PB"'), encoding="utf-8")
+    with pytest.raises(HardwareFileError, match=r"big\.toml, entry \[LAB\], key 'memory_capacity': must be from 1 KiB"):
+        load_hardware(path)
+
+
+def test_driver_capacity_needs_its_source(tmp_path: Any) -> None:
+    """A driver_capacity without driver_capacity_source is refused, like every other figure without its source."""
+    from mlsysim_nb.errors import HardwareFileError
+    from mlsysim_nb.hardware import load_hardware
+
+    path = tmp_path / "driver.toml"
+    path.write_text(_LAB + 'driver_capacity = "47000 MiB"\n', encoding="utf-8")
+    with pytest.raises(HardwareFileError, match=r"key 'driver_capacity': needs driver_capacity_source"):
+        load_hardware(path)
+    path.write_text(_LAB + 'driver_capacity = "47000 MiB"\ndriver_capacity_source = "https://lab.example/smi"\n')
+    assert load_hardware(path)["LAB"].driver_capacity == Q_(47000, "MiB")
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("8.03 Gparam", 8_030_000_000),
+        ("1.5 Bparam", 1_500_000_000),
+        ("1500000000", 1_500_000_000),
+        ("2e9 count", 2 * 10**9),
+    ],
+)
+def test_count_fields_read_quantity_text(text: str, count: int) -> None:
+    """Count text reads like a Quantity, with the same whole-number tolerance ("8.03 Gparam" is 8,030,000,000)."""
+    workload = Workload(name="w", parameters=text)
+    assert workload.parameters.magnitude == count
+
+
+def test_count_text_in_a_scenario_field() -> None:
+    """A scenario's count field takes text too: batch_size="16" is 16."""
+    assert T.variant(batch_size="16").batch_size == 16
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [("8.03 GB", "must be a plain count, got a quantity in GB"), ("2.5", "fraction"), ("lots", "cannot read")],
+)
+def test_count_text_follows_the_count_rules(text: str, reason: str) -> None:
+    """Count text of the wrong dimension, a fraction or unreadable text is refused as a Quantity would be."""
+    with pytest.raises(FieldError, match=reason) as caught:
+        T.variant(batch_size=text)
+    assert caught.value.field == "batch_size"
