@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from decimal import Decimal
 from fractions import Fraction
@@ -340,3 +341,37 @@ def test_count_text_follows_the_count_rules(text: str, reason: str) -> None:
     with pytest.raises(FieldError, match=reason) as caught:
         T.variant(batch_size=text)
     assert caught.value.field == "batch_size"
+
+
+# -- 6. attention layouts that cannot exist -----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("shape", "field", "rule"),
+    [
+        ({"hidden_dim": 4096, "heads": 32, "kv_heads": 5}, "kv_heads", "must divide heads (32) evenly"),
+        ({"hidden_dim": 4096, "heads": 32, "kv_heads": 64}, "kv_heads", "must be at most 32"),
+        ({"hidden_dim": 1000, "heads": 16}, "heads", "must divide hidden_dim (1,000) evenly"),
+    ],
+)
+def test_impossible_attention_layouts_are_refused(shape: dict[str, int], field: str, rule: str) -> None:
+    """kv_heads must divide heads (and not exceed it); heads must divide hidden_dim: each refusal names the field."""
+    with pytest.raises(FieldError, match=re.escape(rule)) as caught:
+        Workload(name="w", parameters=10**9, layers=4, **shape)
+    assert caught.value.field == field
+
+
+def test_every_shipped_workload_and_case_still_loads() -> None:
+    """The shipped workloads and every named case satisfy the layout rules (heads divide the width, GQA divides)."""
+    from mlsysim_nb import Workloads
+
+    for workload in Workloads.all().values():
+        rebuilt = Workload(
+            name=workload.name,
+            parameters=workload.parameters,
+            layers=workload.layers,
+            hidden_dim=workload.hidden_dim,
+            heads=workload.heads,
+            kv_heads=workload.kv_heads,
+            context_length=workload.context_length,
+        )
+        assert rebuilt == workload
+    assert all(Scenarios[name].title() for name in Scenarios)
