@@ -10,16 +10,37 @@ from mlsysim_nb.explain import Derivation, Section, Step, explain, step_parts
 if TYPE_CHECKING:
     from mlsysim_nb.base import Scenario
 
-__all__ = ["escape_markdown", "markdown_table", "one_line", "scenario_markdown", "scenario_text"]
+__all__ = ["escape_markdown", "markdown_table", "one_line", "scenario_markdown", "scenario_text", "visible"]
 
 # every character Python's str.splitlines() breaks on
 _LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+# characters that are invisible or rearrange what follows: C0 and C1 controls (NUL, tab, ESC, DEL, ...),
+# the bidirectional embeddings, overrides, isolates and marks, and lone surrogates (which no encoder writes)
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
 # inline Markdown syntax: emphasis, code, links and images, tables, strikethrough, math, escapes, headings
 _MD_PUNCTUATION = re.compile(r"([\\`*_\[\]|~$#])")
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _AUTOLINK = re.compile(r"[A-Za-z][\w+.-]*://|\bwww\.", re.IGNORECASE)
 # a line that starts like a list item, a setext underline or an ordered list
 _BLOCK_START = re.compile(r"^(\s*)(?:([-+=])|(\d+)([.)]))")
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    r"""``text`` with every control, bidirectional or surrogate character written as a visible escape.
+
+    The stored text is not changed; only what a repr shows. Line breaks are left to :func:`one_line`.
+
+    >>> print(visible("a\x00b\u202ec"))
+    a\x00b\u202ec
+    """
+    return _INVISIBLE.sub(_escape_char, text)
 
 
 def _escape_block_start(match: re.Match[str]) -> str:
@@ -30,10 +51,15 @@ def _escape_block_start(match: re.Match[str]) -> str:
 def one_line(text: str) -> str:
     r"""``text`` on one line: each line break becomes ⏎, so a text repr keeps one line per row.
 
+    Other control and bidirectional characters become visible escapes (:func:`visible`), so a
+    name cannot forge a line, hide text or reverse what follows it.
+
     >>> one_line("GPT-2\nsmall")
     'GPT-2⏎small'
+    >>> print(one_line("a\x00b"))
+    a\x00b
     """
-    return _LINE_BREAK.sub("⏎", text)
+    return visible(_LINE_BREAK.sub("⏎", text))
 
 
 def escape_markdown(text: str) -> str:

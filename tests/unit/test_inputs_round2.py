@@ -375,3 +375,72 @@ def test_every_shipped_workload_and_case_still_loads() -> None:
         )
         assert rebuilt == workload
     assert all(Scenarios[name].title() for name in Scenarios)
+
+
+# -- 7. names cannot forge lines, hide text or reverse what follows -------------------------------------------------
+FORGED = "GPT\nFAKE LINE: fits\x00\u202eabc\u2066\x1b[31m"
+_RAW = ("\n", "\x00", "\u202e", "\u2066", "\x1b")
+
+
+def _forged_scenario() -> Any:
+    import dataclasses
+
+    return dataclasses.replace(T, name=FORGED)
+
+
+def _assert_no_raw_controls(text: str, lines: int | None = None) -> None:
+    body = text if lines is None else "".join(text.splitlines()[:lines])
+    for char in _RAW:
+        assert char not in body, repr(char)
+
+
+def test_text_repr_shows_controls_as_escapes() -> None:
+    """The text derivation writes NUL, ESC and bidi controls as visible escapes; the stored name is unchanged."""
+    s = _forged_scenario()
+    text = s.to_text()
+    first = text.splitlines()[0]
+    _assert_no_raw_controls(first)
+    assert first.startswith("GPT⏎FAKE LINE: fits\\x00\\u202eabc\\u2066\\x1b[31m")
+    assert not any(line.startswith("FAKE LINE") for line in text.splitlines())
+    assert s.name == FORGED
+
+
+def test_markdown_repr_shows_controls_as_escapes() -> None:
+    """The Markdown derivation holds no raw control or bidi character from a name."""
+    markdown = _forged_scenario()._repr_mimebundle_()["text/markdown"]
+    _assert_no_raw_controls(markdown.replace("\n", ""))
+    assert "\\\\x00" in markdown
+
+
+def test_compare_text_cannot_forge_a_line() -> None:
+    """compare()'s text keeps one line per row whatever a title holds; no line starts with the forged text."""
+    from mlsysim_nb import compare
+
+    forged = compare(_forged_scenario(), T)._repr_text_()
+    plain = compare(T, T)._repr_text_()
+    assert len(forged.splitlines()) == len(plain.splitlines())
+    assert not any(line.startswith("FAKE LINE") for line in forged.splitlines())
+    _assert_no_raw_controls(forged.replace("\n", ""))
+
+
+def test_compare_html_shows_controls_as_escapes() -> None:
+    """compare()'s HTML escapes markup and also shows control and bidi characters as visible escapes."""
+    from mlsysim_nb import compare
+
+    html = compare(_forged_scenario(), T)._repr_html_()
+    for char in ("\x00", "\u202e", "\u2066", "\x1b"):
+        assert char not in html
+    assert "GPT⏎FAKE LINE: fits\\x00\\u202eabc" in html
+
+
+def test_catalog_and_workload_tables_show_controls_as_escapes() -> None:
+    """Hardware catalog text, hardware and workload Markdown tables: no raw control or bidi character."""
+    from mlsysim_nb.hardware import HardwareCatalog, HardwareNode
+
+    catalog = HardwareCatalog()
+    node = HardwareNode(name=FORGED, memory=Memory("80 GiB", "3 TB/s"))
+    catalog.add("FORGED", node)
+    _assert_no_raw_controls(catalog._repr_text_().replace("\n", "|"))
+    for markdown in (node._repr_markdown_(), Workload(name=FORGED, parameters=10**9)._repr_markdown_()):
+        assert markdown is not None
+        _assert_no_raw_controls(markdown.replace("\n", "|"))
