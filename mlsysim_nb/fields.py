@@ -22,7 +22,17 @@ import numpy as np
 from mlsysim_nb.errors import FieldError, FieldUnitError, show_number
 from mlsysim_nb.units import Q_, dimensionality, factor, unit, ureg
 
-__all__ = ["VALUE_WIDTHS", "Knob", "check_choice", "check_count", "check_number", "check_quantity", "knob", "knobs"]
+__all__ = [
+    "VALUE_WIDTHS",
+    "Knob",
+    "check_choice",
+    "check_count",
+    "check_number",
+    "check_quantity",
+    "knob",
+    "knobs",
+    "parse_quantity",
+]
 
 _ARRAY_KINDS = "iuf"
 
@@ -55,8 +65,15 @@ def _check_text(text: str) -> None:
             raise ValueError(msg)
 
 
-def _parse(text: str) -> Any:
-    """``"80 GiB"`` -> a quantity; the unit string is parsed once and cached (catalog loading reads dozens)."""
+def parse_quantity(text: str) -> Any:
+    """``"80 GiB"`` -> a quantity, refusing (``ValueError``) text whose arithmetic would exhaust time or memory.
+
+    The one reader of quantity text: a front end that takes typed text (a sweep's values) should read it here.
+    The unit string is parsed once and cached (catalog loading reads dozens).
+
+    >>> parse_quantity("80 GiB")
+    <Quantity(80, 'gibibyte')>
+    """
     _check_text(text)
     match = _QUANTITY_TEXT.match(text)
     if match is None:
@@ -112,7 +129,9 @@ def _refuse_unrepresentable(owner: str, field: str, value: Any, bound: str, unit
 
 
 def _brief(value: Any) -> str:
-    """A value that is not a number, for a message: its repr, cut to 60 characters."""
+    """A value for a message: a whole number built safely (``1e+5000``), anything else its repr cut to 60 characters."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return show_number(value)
     try:
         text = repr(value)
     except Exception:  # noqa: BLE001 - a repr that fails (an int of too many digits) still gets named
@@ -180,7 +199,7 @@ def _count_bound(minimum: int, maximum: int | None) -> str:
 def _count_text(owner: str, field: str, value: str) -> Any:
     """Count text such as ``"8.03 Gparam"`` or ``"32"``, read like a quantity."""
     try:
-        return _parse(value)
+        return parse_quantity(value)
     except Exception as err:  # noqa: BLE001 - pint raises many kinds on bad text; all mean "cannot read"
         raise FieldError(owner, field, f"cannot read {_brief(value)} as a count ({err})") from None
 
@@ -387,7 +406,7 @@ def check_quantity(
         raise FieldError(owner, field, "is required")
     if isinstance(value, str):
         try:
-            value = _parse(value)
+            value = parse_quantity(value)
         except Exception as err:  # noqa: BLE001 - pint raises many kinds on bad text; all mean "cannot read"
             raise FieldError(owner, field, f"cannot read {_brief(value)} as a quantity ({err})") from None
     short = _SHORT_UNITS.get(base, f" {base}")
@@ -551,11 +570,11 @@ def check_choice(owner: str, field: str, value: Any, allowed: tuple[Any, ...], *
             raise FieldError(owner, field, f"must be one of {shown}, got an array of {value.dtype}")
         unknown = ~np.isin(value, np.asarray(allowed))
         if np.any(unknown):
-            raise FieldError(owner, field, f"must be one of {shown}, got {value[unknown].flat[0].item()!r}")
+            raise FieldError(owner, field, f"must be one of {shown}, got {_brief(value[unknown].flat[0].item())}")
         return value
     value = _scalar(value)
     if not any(type(value) is type(a) and value == a for a in allowed):
-        raise FieldError(owner, field, f"must be one of {shown}, got {value!r}")
+        raise FieldError(owner, field, f"must be one of {shown}, got {_brief(value)}")
     return value
 
 

@@ -535,3 +535,20 @@ def test_ascii_spelling() -> None:
     from mlsysim_nb.__main__ import _ascii_spelling
 
     assert _ascii_spelling("1.5×10⁹ · κ ≤ ⌊x⌋, 10⁻¹² — ☃") == "1.5x10^9 * kappa <= floor(x), 10^-12 -- \\u2603"
+
+
+def test_choice_field_names_a_huge_integer_safely() -> None:
+    """A choice field given an integer of 5,000 digits (whose repr Python refuses) names it as 1e+4999."""
+    from mlsysim_nb.fields import check_choice
+
+    with pytest.raises(FieldError, match=r"must be one of 'none', 'full', got 1e\+4999"):
+        check_choice("S", "recompute", 10**4999, ("none", "full"))
+
+
+def test_parse_quantity_is_the_guarded_reader() -> None:
+    """parse_quantity reads quantity text and refuses nested powers before evaluating them."""
+    from mlsysim_nb.fields import parse_quantity
+
+    assert parse_quantity("80 GiB") == Q_(80, "GiB")
+    with pytest.raises(ValueError, match="no nested powers"):
+        parse_quantity("10**10**10 B")
