@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import codecs
+import contextlib
+import os
 import sys
+import unicodedata
 from pathlib import Path
+from typing import Any
 
 __all__ = ["main"]
 
@@ -33,8 +38,81 @@ def _write_page(path: str, page: str) -> str | None:
     return None
 
 
+#: Plain-ASCII spellings of the symbols derivations print, for a terminal that cannot show them.
+_ASCII = {
+    "·": "*", "×": "x", "—": "--", "–": "-", "−": "-", "≤": "<=", "≥": ">=", "≈": "~", "′": "'",
+    "⌊": "floor(", "⌋": ")", "⌈": "ceil(", "⌉": ")", "⏎": "\\n", "…": "...", "▲": "+", "▼": "-",
+    "√": "sqrt", "µ": "u", "±": "+/-", "→": "->", "’": "'", "‘": "'", "“": '"', "”": '"',
+}  # fmt: skip
+_SUPERSCRIPT_CHARS = "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺"
+_SUPERSCRIPTS = str.maketrans(_SUPERSCRIPT_CHARS, "0123456789-+")
+
+
+def _ascii_spelling(text: str) -> str:
+    r"""``text`` in ASCII: known symbols spelt out, exponents as ``^12``, Greek by name, others as ``\u2248``."""
+    out: list[str] = []
+    exponent = False  # inside a run of superscripts: one ^ for the whole exponent
+    for char in text:
+        if char in _SUPERSCRIPT_CHARS:
+            out.append(("" if exponent else "^") + char.translate(_SUPERSCRIPTS))
+            exponent = True
+            continue
+        exponent = False
+        greek = unicodedata.name(char, "")
+        if char in _ASCII:
+            out.append(_ASCII[char])
+        elif greek.startswith("GREEK SMALL LETTER "):
+            out.append(greek.removeprefix("GREEK SMALL LETTER ").lower())
+        elif char.isascii():
+            out.append(char)
+        else:
+            out.append(char.encode("ascii", "backslashreplace").decode("ascii"))
+    return "".join(out)
+
+
+def _degrade(error: UnicodeError) -> tuple[str, int]:
+    """The codec error handler: what the stream's encoding cannot write is written in ASCII instead."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    return _ascii_spelling(error.object[error.start : error.end]), error.end
+
+
+codecs.register_error("mlsysim_nb.ascii", _degrade)
+
+
+def _tolerant(stream: Any) -> None:
+    """Let ``stream`` write any character: what its encoding (ASCII under ``LC_ALL=C``) lacks is spelt in ASCII."""
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is not None:
+        with contextlib.suppress(ValueError, OSError):  # a closed or detached stream: nothing to print to
+            reconfigure(errors="mlsysim_nb.ascii")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit status."""
+    """Entry point; returns the exit status.
+
+    Output that cannot be written in the terminal's encoding degrades to ASCII; a reader that
+    stops early (``list | head -1``) ends the program quietly, with exit status 1.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        _tolerant(stream)
+    try:
+        status = _run(argv)
+        sys.stdout.flush()  # a closed pipe shows here, not in a traceback at exit
+    except BrokenPipeError:
+        # the reader has gone: point stdout at /dev/null so that the flush at exit stays quiet
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):  # no file descriptor (a captured stream): nothing more to flush
+            pass
+        finally:
+            os.close(devnull)
+        return 1
+    return status
+
+
+def _run(argv: list[str] | None) -> int:
     from html import escape
 
     from mlsysim_nb import Scenarios

@@ -69,12 +69,17 @@ class Comparison(RichRepr):
         return rows
 
     def _titles(self) -> list[str]:
-        return [s.title() for s in self.scenarios]
+        """Each scenario's title as shown: on one line, control and bidirectional characters made visible."""
+        from mlsysim_nb.repr_text import one_line
+
+        return [one_line(s.title()) for s in self.scenarios]
 
     def _repr_text_(self) -> str:
+        from mlsysim_nb.repr_text import one_line
+
         lines = ["Comparison: " + " | ".join(self._titles())]
         for name, cells in self.table():
-            lines.append(f"  {name}: " + " | ".join(t + c for t, c in cells))
+            lines.append(f"  {one_line(name)}: " + " | ".join(one_line(t + c) for t, c in cells))
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:

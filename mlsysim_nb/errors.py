@@ -2,7 +2,68 @@
 
 from __future__ import annotations
 
-__all__ = ["FieldError", "FieldUnitError", "HardwareFileError", "NotApplicableError"]
+import decimal
+import math
+import numbers
+from typing import Any
+
+__all__ = ["FieldError", "FieldUnitError", "HardwareFileError", "MemoryLimitError", "NotApplicableError", "show_number"]
+
+#: Whole numbers up to this size are written out in full, with thousands separators.
+_EXACT_UP_TO = 10**30
+
+
+def _scientific(log10: float, negative: bool) -> str:
+    """``m e+N`` to three significant digits from a base-10 logarithm (no float of the number itself)."""
+    exponent = math.floor(log10)
+    mantissa = round(10 ** (log10 - exponent), 2)
+    if mantissa >= 10:  # 9.996 rounds up to the next power of ten
+        mantissa, exponent = mantissa / 10, exponent + 1
+    return f"{'-' if negative else ''}{mantissa:.3g}e{exponent:+d}"
+
+
+def show_number(value: Any) -> str:
+    """A number for a message, built safely for any size: ``1,048,576``, ``0.5``, ``1e+400``.
+
+    Whole numbers up to 10^30 print in full with thousands separators (a float as its shortest
+    decimal, so ``1e18`` is ``1,000,000,000,000,000,000``); other floats as Python writes them; an
+    integer or ``Decimal`` too large for that in scientific notation, without converting it to a float.
+
+    >>> show_number(2**20), show_number(2.5), show_number(10**400), show_number(2**64 - 1)
+    ('1,048,576', '2.5', '1e+400', '18,446,744,073,709,551,615')
+    """
+    if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", 1) == 0:
+        value = value.item()  # a NumPy scalar or 0-d array
+    if isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, int):
+        return f"{value:,}" if abs(value) <= _EXACT_UP_TO else _scientific(math.log10(abs(value)), value < 0)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return repr(value)
+        exact = decimal.Decimal(repr(value))  # the shortest decimal that reads back as this float
+        whole = exact == exact.to_integral_value() and abs(exact) <= _EXACT_UP_TO
+        return f"{int(exact):,}" if whole else repr(value)  # a fraction exactly, so 8.0000001 is not "8"
+    if isinstance(value, decimal.Decimal):
+        if not value.is_finite():
+            return repr(value)
+        if value == value.to_integral_value() and abs(value) <= _EXACT_UP_TO:
+            return f"{int(value):,}"
+        return format(value, ".6g")
+    return _other_number(value)
+
+
+def _other_number(value: Any) -> str:
+    """A Fraction or another real number: through a float when it fits one, else from its logarithm."""
+    try:
+        number = float(value)
+    except (OverflowError, ValueError, TypeError, ArithmeticError):
+        number = math.inf
+    if math.isfinite(number) and (number != 0 or value == 0):
+        return show_number(number)
+    if isinstance(value, numbers.Rational) and value.numerator:
+        return _scientific(math.log10(abs(value.numerator)) - math.log10(value.denominator), value < 0)
+    return repr(number) if math.isnan(number) else "a number too large to show"
 
 
 class FieldError(ValueError):
@@ -21,6 +82,10 @@ class FieldError(ValueError):
 
 class FieldUnitError(FieldError, TypeError):
     """A field was given a quantity of the wrong dimension (also a ``TypeError``)."""
+
+
+class MemoryLimitError(FieldError):
+    """A measurement the model predicts to need more memory than its ``memory_limit``; nothing was allocated."""
 
 
 class NotApplicableError(ValueError):
@@ -45,6 +110,7 @@ class HardwareFileError(ValueError):
 
     def __init__(self, path: str, reason: str, entry: str | None = None, key: str | None = None) -> None:
         self.path = path
+        self.reason = reason
         self.entry = entry
         self.key = key
         where = path

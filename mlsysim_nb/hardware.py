@@ -16,12 +16,33 @@ from mlsysim_nb.display import RichRepr
 from mlsysim_nb.errors import FieldError, HardwareFileError
 from mlsysim_nb.fields import check_quantity
 
-__all__ = ["Hardware", "HardwareCatalog", "HardwareNode", "Memory", "load_hardware"]
+__all__ = ["HARDWARE_BOUNDS", "Hardware", "HardwareCatalog", "HardwareNode", "Memory", "load_hardware"]
+
+#: The physical range of each hardware figure, in base units (bytes, bytes per second, FLOP per second).
+#: Wide enough for a microcontroller's SRAM and a wafer-scale engine (Cerebras WSE-3: 44 GB of SRAM at
+#: 21 PB/s, 125 PFLOPS), narrow enough that every share, time and chart stays finite and readable.
+HARDWARE_BOUNDS: dict[str, tuple[str, float, float, str]] = {
+    "capacity": ("byte", 2.0**10, 1e16, "from 1 KiB to 10 PB"),
+    "bandwidth": ("byte/second", 1e3, 1e17, "from 1 kB/s to 100 PB/s"),
+    "peak_flops": ("FLOP/second", 1e3, 1e19, "from 1 kFLOP/s to 10 EFLOP/s"),
+}
+
+
+def _figure(owner: str, field: str, value: Any, figure: str, *, optional: bool = False) -> tuple[Any, Any]:
+    """A hardware figure checked against its unit and its physical range (:data:`HARDWARE_BOUNDS`)."""
+    base, low, high, rule = HARDWARE_BOUNDS[figure]
+    return check_quantity(
+        owner, field, value, base, optional=optional, plain_unit=base, minimum=low, maximum=high, rule=rule
+    )
 
 
 @dataclass(frozen=True)
 class Memory:
-    """A device's memory: ``capacity`` (information) and ``bandwidth`` (information per time)."""
+    """A device's memory: ``capacity`` (information) and ``bandwidth`` (information per time).
+
+    Each is refused outside its physical range (:data:`HARDWARE_BOUNDS`): a capacity from
+    1 KiB to 10 PB, a bandwidth from 1 kB/s to 100 PB/s.
+    """
 
     capacity: Any
     bandwidth: Any
@@ -29,8 +50,8 @@ class Memory:
     _bandwidth_bytes_per_second: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        capacity, capacity_bytes = check_quantity("Memory", "capacity", self.capacity, "byte")
-        bandwidth, rate = check_quantity("Memory", "bandwidth", self.bandwidth, "byte/second", plain_unit="byte/second")
+        capacity, capacity_bytes = _figure("Memory", "capacity", self.capacity, "capacity")
+        bandwidth, rate = _figure("Memory", "bandwidth", self.bandwidth, "bandwidth")
         object.__setattr__(self, "capacity", capacity)
         object.__setattr__(self, "bandwidth", bandwidth)
         # base-unit magnitudes, converted once: scenarios read these on every construction
@@ -68,9 +89,9 @@ class HardwareNode(RichRepr):
         if not isinstance(self.memory, Memory):
             raise FieldError("HardwareNode", "memory", f"must be a Memory(capacity, bandwidth), got {self.memory!r}")
         _check_text_fields(self)
-        flops, _ = check_quantity("HardwareNode", "peak_flops", self.peak_flops, "FLOP/second", optional=True)
+        flops, _ = _figure("HardwareNode", "peak_flops", self.peak_flops, "peak_flops", optional=True)
         object.__setattr__(self, "peak_flops", flops)
-        driver, _ = check_quantity("HardwareNode", "driver_capacity", self.driver_capacity, "byte", optional=True)
+        driver, _ = _figure("HardwareNode", "driver_capacity", self.driver_capacity, "capacity", optional=True)
         object.__setattr__(self, "driver_capacity", driver)
 
     def __repr__(self) -> str:
@@ -132,6 +153,8 @@ def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:  # noq
     for name in ("name", "source", "note", "vendor", "capacity_label", "driver_capacity_source"):
         if name in table and not isinstance(table[name], str):
             raise HardwareFileError(path, f"must be a string, got {table[name]!r}", entry=key, key=name)
+    if table.get("name") == "":
+        raise HardwareFileError(path, "must be a non-empty string, the name shown in tables", entry=key, key="name")
     for name in ("source", "driver_capacity_source"):
         if name in table and not re.match(r"^https?://\S+$", table[name]):
             raise HardwareFileError(path, "must be an http(s) URL of where the number is printed", entry=key, key=name)
@@ -139,11 +162,11 @@ def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:  # noq
     if year is not None and not _is_year(year):
         raise HardwareFileError(path, f"must be a year such as 2024, got {year!r}", entry=key, key="release_year")
     values = {}
-    for name, base in [
-        ("memory_capacity", "byte"),
-        ("memory_bandwidth", "byte/second"),
-        ("peak_flops", "FLOP/second"),
-        ("driver_capacity", "byte"),
+    for name, figure in [
+        ("memory_capacity", "capacity"),
+        ("memory_bandwidth", "bandwidth"),
+        ("peak_flops", "peak_flops"),
+        ("driver_capacity", "capacity"),
     ]:
         raw = table.get(name)
         if raw is None:
@@ -151,22 +174,29 @@ def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:  # noq
         if not isinstance(raw, str):
             raise HardwareFileError(path, f'must be a string with its unit, like "80 GB", got {raw!r}', key, name)
         try:
-            values[name], _ = check_quantity("hardware", name, raw, base)
+            values[name], _ = _figure("hardware", name, raw, figure)
         except FieldError as err:
             raise HardwareFileError(path, err.reason, entry=key, key=name) from None
-    return HardwareNode(
-        name=table["name"],
-        memory=Memory(values["memory_capacity"], values["memory_bandwidth"]),
-        peak_flops=values.get("peak_flops"),
-        vendor=table.get("vendor", vendor),
-        key=key,
-        release_year=year,
-        source=table["source"],
-        note=table.get("note", ""),
-        capacity_label=table.get("capacity_label", ""),
-        driver_capacity=values.get("driver_capacity"),
-        driver_capacity_source=table.get("driver_capacity_source", ""),
-    )
+    if "driver_capacity" in table and "driver_capacity_source" not in table:
+        reason = "needs driver_capacity_source, the http(s) URL where that driver total is printed"
+        raise HardwareFileError(path, reason, entry=key, key="driver_capacity")
+    try:
+        return HardwareNode(
+            name=table["name"],
+            memory=Memory(values["memory_capacity"], values["memory_bandwidth"]),
+            peak_flops=values.get("peak_flops"),
+            vendor=table.get("vendor", vendor),
+            key=key,
+            release_year=year,
+            source=table["source"],
+            note=table.get("note", ""),
+            capacity_label=table.get("capacity_label", ""),
+            driver_capacity=values.get("driver_capacity"),
+            driver_capacity_source=table.get("driver_capacity_source", ""),
+        )
+    except FieldError as err:  # any rule of the record: name the file, the entry and the key
+        name = {"capacity": "memory_capacity", "bandwidth": "memory_bandwidth"}.get(err.field, err.field)
+        raise HardwareFileError(path, err.reason, entry=key, key=name) from None
 
 
 def load_hardware(path: str | Path) -> dict[str, HardwareNode]:
@@ -183,7 +213,7 @@ def load_hardware(path: str | Path) -> dict[str, HardwareNode]:
     path = Path(path)
     label = str(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a byte-order mark, as some editors write, is fine
     except OSError as err:
         raise HardwareFileError(label, f"cannot be read ({err.strerror})") from None
     except UnicodeDecodeError as err:
@@ -198,6 +228,31 @@ def load_hardware(path: str | Path) -> dict[str, HardwareNode]:
     if not data:
         raise HardwareFileError(label, "holds no accelerator tables")
     return {key: _entry(label, key, table, vendor) for key, table in data.items()}
+
+
+def _same_name(name: str) -> str:
+    """A display name compared as a reader sees it: case and runs of spaces ignored."""
+    return " ".join(name.split()).casefold()
+
+
+def _refuse_clashes(
+    label: str, new: dict[str, HardwareNode], nodes: dict[str, HardwareNode], origins: dict[str, str]
+) -> None:
+    """Refuse entries whose key or display name the catalog (or the same file) already holds, naming both sources."""
+    names = {_same_name(node.name): key for key, node in nodes.items()}
+    for key, node in new.items():
+        if key in nodes:
+            reason = (
+                f"the catalog already has an accelerator [{key}] ({nodes[key].name!r}, from {origins.get(key, '?')}); "
+                "give this entry another key"
+            )
+            raise HardwareFileError(label, reason, entry=key)
+        other = names.get(_same_name(node.name))
+        if other is not None:
+            where = origins.get(other, label) if other in nodes else label
+            reason = f"the name {node.name!r} is already used by [{other}] (from {where}); give this entry another name"
+            raise HardwareFileError(label, reason, entry=key, key="name")
+        names[_same_name(node.name)] = key
 
 
 def _data_dir() -> Path:
@@ -216,6 +271,8 @@ class HardwareCatalog(RichRepr):
     def __init__(self, directory: Path | None = None) -> None:
         self._directory = directory
         self._nodes: dict[str, HardwareNode] | None = None
+        #: where each entry came from (a file, or ``add()``), so that a clash names both sides
+        self._origins: dict[str, str] = {}
         self._lock = threading.RLock()
 
     def _load(self) -> dict[str, HardwareNode]:
@@ -225,26 +282,46 @@ class HardwareCatalog(RichRepr):
         with self._lock:
             if self._nodes is None:
                 loaded: dict[str, HardwareNode] = {}
+                origins: dict[str, str] = {}
                 for path in sorted((self._directory or _data_dir()).glob("*.toml")):
-                    loaded.update(load_hardware(path))
+                    new = load_hardware(path)
+                    _refuse_clashes(str(path), new, loaded, origins)
+                    loaded.update(new)
+                    origins.update(dict.fromkeys(new, str(path)))
+                self._origins = origins
                 self._nodes = loaded
             return self._nodes
 
     def add_file(self, path: str | Path) -> list[str]:
-        """Load a user's TOML file into this catalog; returns the keys it added."""
+        """Load a user's TOML file into this catalog; returns the keys it added.
+
+        An entry whose key or name the catalog already holds (``[H100]``) is refused with a
+        :class:`HardwareFileError` naming both files, and nothing from the file is added:
+        a shipped accelerator never changes under a named case.
+        """
         new = load_hardware(path)
         with self._lock:
-            self._load().update(new)
+            nodes = self._load()
+            _refuse_clashes(str(path), new, nodes, self._origins)
+            nodes.update(new)
+            self._origins.update(dict.fromkeys(new, str(path)))
         return list(new)
 
     def add(self, key: str, node: HardwareNode) -> None:
-        """Add one node under ``key``."""
+        """Add one node under ``key``; a key or name already in the catalog is refused, naming where it came from."""
         if not isinstance(key, str) or not _KEY.match(key):
             raise FieldError("HardwareCatalog", "key", f"must be letters, digits and underscores, got {key!r}")
         if not isinstance(node, HardwareNode):
             raise FieldError("HardwareCatalog", "node", f"must be a HardwareNode, got {type(node).__name__} {node!r}")
         with self._lock:
-            self._load()[key] = node
+            nodes = self._load()
+            try:
+                _refuse_clashes("HardwareCatalog.add()", {key: node}, nodes, self._origins)
+            except HardwareFileError as err:
+                field = "key" if err.key is None else "node"
+                raise FieldError("HardwareCatalog", field, err.reason) from None
+            nodes[key] = node
+            self._origins[key] = "HardwareCatalog.add()"
 
     def __getitem__(self, key: str) -> HardwareNode:
         try:

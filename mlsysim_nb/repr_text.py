@@ -10,16 +10,99 @@ from mlsysim_nb.explain import Derivation, Section, Step, explain, step_parts
 if TYPE_CHECKING:
     from mlsysim_nb.base import Scenario
 
-__all__ = ["escape_markdown", "markdown_table", "one_line", "scenario_markdown", "scenario_text"]
+__all__ = ["escape_markdown", "markdown_table", "one_line", "scenario_markdown", "scenario_text", "visible"]
 
 # every character Python's str.splitlines() breaks on
 _LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+# characters that are invisible or rearrange what follows: C0 and C1 controls (NUL, tab, ESC, DEL, ...),
+# the bidirectional embeddings, overrides, isolates and marks, and lone surrogates (which no encoder writes)
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
 # inline Markdown syntax: emphasis, code, links and images, tables, strikethrough, math, escapes, headings
 _MD_PUNCTUATION = re.compile(r"([\\`*_\[\]|~$#])")
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
-_AUTOLINK = re.compile(r"[A-Za-z][\w+.-]*://|\bwww\.", re.IGNORECASE)
+# a bare URL GitHub would link: a scheme ``[A-Za-z][\w+.-]*://`` or ``www.`` after a word boundary; found by
+# _link_starts in linear time (the one regex backtracks over every long word: 40,000 letters took seconds)
+_SCHEME_LETTER = re.compile(r"[A-Za-z]", re.IGNORECASE)
+_WWW = re.compile(r"\bwww\.", re.IGNORECASE)
 # a line that starts like a list item, a setext underline or an ordered list
 _BLOCK_START = re.compile(r"^(\s*)(?:([-+=])|(\d+)([.)]))")
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    r"""``text`` with every control, bidirectional or surrogate character written as a visible escape.
+
+    The stored text is not changed; only what a repr shows. Line breaks are left to :func:`one_line`.
+
+    >>> print(visible("a\x00b\u202ec"))
+    a\x00b\u202ec
+    """
+    return _INVISIBLE.sub(_escape_char, text)
+
+
+def _in_scheme(char: str) -> bool:
+    r"""A character of ``[\w+.-]``: what may follow a scheme's first letter."""
+    return char.isalnum() or char in "_+.-"
+
+
+def _link_spans(text: str) -> list[tuple[int, int]]:
+    r"""Where bare URLs are, as ``(start, end)`` spans, found in one pass.
+
+    The spans are the leftmost, non-overlapping matches of ``[A-Za-z][\w+.-]*://|\bwww\.``
+    (case-insensitive). Each ``://`` ends at most one scheme: the first letter of the unbroken run of ``[\w+.-]``
+    before it. Runs before different ``://`` never overlap, so every character is read a bounded
+    number of times.
+    """
+    spans: list[tuple[int, int]] = []
+    www = [m.start() for m in _WWW.finditer(text)]
+    w = 0
+    pos = 0
+    colon = text.find("://")
+    scheme = -1  # the leftmost scheme start at or after pos, once found (kept while a www. before it wins)
+    while True:
+        if scheme < pos:
+            scheme = -1
+        while colon != -1 and scheme == -1:
+            run = colon
+            while run > pos and _in_scheme(text[run - 1]):
+                run -= 1
+            scheme = next((i for i in range(run, colon) if _SCHEME_LETTER.match(text[i])), -1)
+            if scheme == -1:
+                colon = text.find("://", colon + 1)
+        while w < len(www) and www[w] < pos:
+            w += 1
+        www_start = www[w] if w < len(www) else -1
+        if scheme == -1 and www_start == -1:
+            return spans
+        if scheme != -1 and (www_start == -1 or scheme <= www_start):
+            spans.append((scheme, colon + 3))
+            pos = colon + 3
+            colon = text.find("://", pos)
+            scheme = -1
+        else:
+            spans.append((www_start, www_start + 4))
+            pos = www_start + 4
+            if colon != -1 and colon < pos:
+                colon, scheme = text.find("://", pos), -1
+
+
+def _unlink(text: str) -> str:
+    """Each bare URL's ``:`` and ``.`` as entities, so that no renderer links it."""
+    spans = _link_spans(text)
+    if not spans:
+        return text
+    out, last = [], 0
+    for start, end in spans:
+        out += [text[last:start], text[start:end].replace(":", "&#58;").replace(".", "&#46;")]
+        last = end
+    out.append(text[last:])
+    return "".join(out)
 
 
 def _escape_block_start(match: re.Match[str]) -> str:
@@ -30,10 +113,15 @@ def _escape_block_start(match: re.Match[str]) -> str:
 def one_line(text: str) -> str:
     r"""``text`` on one line: each line break becomes ⏎, so a text repr keeps one line per row.
 
+    Other control and bidirectional characters become visible escapes (:func:`visible`), so a
+    name cannot forge a line, hide text or reverse what follows it.
+
     >>> one_line("GPT-2\nsmall")
     'GPT-2⏎small'
+    >>> print(one_line("a\x00b"))
+    a\x00b
     """
-    return _LINE_BREAK.sub("⏎", text)
+    return visible(_LINE_BREAK.sub("⏎", text))
 
 
 def escape_markdown(text: str) -> str:
@@ -47,10 +135,10 @@ def escape_markdown(text: str) -> str:
     '!\\[i\\](https&#58;//x) \\| \\*a\\* &amp; &lt;b&gt;'
     """
     text = one_line(text)
-    text = "".join(_HTML.get(c, c) for c in text)
+    text = text.replace("&", _HTML["&"]).replace("<", _HTML["<"]).replace(">", _HTML[">"])
     text = _MD_PUNCTUATION.sub(r"\\\1", text)
     # a bare URL would turn into a link (GitHub's extension) and swallow a following entity
-    text = _AUTOLINK.sub(lambda m: m.group(0).replace(":", "&#58;").replace(".", "&#46;"), text)
+    text = _unlink(text)
     return _BLOCK_START.sub(_escape_block_start, text)
 
 

@@ -40,7 +40,8 @@ class Workload(RichRepr):
         Transformer geometry the activation model reads; each optional, so a
         CNN such as ResNet-50 is a workload too.
     kv_heads
-        Key/value heads under grouped-query attention (at most ``heads``).
+        Key/value heads under grouped-query attention (at most ``heads``, and dividing it).
+        ``heads`` must divide ``hidden_dim``.
     source
         Where the numbers come from.
 
@@ -72,10 +73,24 @@ class Workload(RichRepr):
         for name, limit in _SHAPE_LIMITS.items():
             value = check_count(owner, name, getattr(self, name), optional=True, maximum=limit)
             object.__setattr__(self, name, value)
-        if self.kv_heads is not None:
-            if self.heads is None:
+        self._check_layout(owner)
+
+    def _check_layout(self, owner: str) -> None:
+        """Attention layouts that can exist: heads split the width evenly, key/value heads share the heads evenly."""
+        heads, kv_heads, hidden = self.heads, self.kv_heads, self.hidden_dim
+        if kv_heads is not None:
+            if heads is None:
                 raise FieldError(owner, "kv_heads", "needs heads to be given as well")
-            check_count(owner, "kv_heads", self.kv_heads, maximum=self.heads)
+            check_count(owner, "kv_heads", kv_heads, maximum=heads)
+            if heads % kv_heads:
+                msg = (
+                    f"must divide heads ({heads:,}) evenly, so that each key/value head serves whole query heads; "
+                    f"got {kv_heads:,}"
+                )
+                raise FieldError(owner, "kv_heads", msg)
+        if heads is not None and hidden is not None and hidden % heads:
+            msg = f"must divide hidden_dim ({hidden:,}) evenly, so that every head has the same width; got {heads:,}"
+            raise FieldError(owner, "heads", msg)
 
     def _markdown_rows(self) -> tuple[list[str], list[list[str]]]:
         fields = ("layers", "hidden_dim", "heads", "kv_heads", "context_length")

@@ -6,6 +6,7 @@ from typing import Any
 
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.fields import check_count
+from mlsysim_nb.measure.guard import DEFAULT_MEMORY_LIMIT, MAX_SIZES, check_memory_limit, refuse_above_limit
 from mlsysim_nb.measure.items import ITEMS, SITES, item, predicted_items
 from mlsysim_nb.measure.results import ItemRow, LayerMeasurement, SavedTensor
 from mlsysim_nb.measure.torch_extra import require_torch
@@ -13,17 +14,19 @@ from mlsysim_nb.scenarios import ActivationMemoryScenario
 from mlsysim_nb.units import Q_
 from mlsysim_nb.workloads import Workload
 
-__all__ = ["DTYPES", "layer_scenario", "measure_layer"]
+__all__ = ["DTYPES", "MAX_RANDOM_STATE", "layer_scenario", "measure_layer", "predicted_run_bytes"]
 
 _OWNER = "measure_layer"
 #: The value widths the lab runs, by PyTorch's dtype name, with their bytes per value.
 DTYPES = {"bfloat16": 2, "float16": 2, "float32": 4}
 _ATTENTION = ("explicit", "fused")
 _MASKS = ("scaled", "bool")
+#: The largest ``random_state``: PyTorch's generator takes a 64-bit unsigned number.
+MAX_RANDOM_STATE = 2**64 - 1
 
 
 def _choice(field: str, value: Any, valid: tuple[str, ...]) -> str:
-    if value not in valid:
+    if not isinstance(value, str) or value not in valid:
         raise FieldError(_OWNER, field, f"must be one of {', '.join(map(repr, valid))}, got {value!r}")
     return str(value)
 
@@ -43,6 +46,17 @@ def layer_scenario(seq_len: int, micro_batch: int, hidden: int, heads: int, dtyp
     )
 
 
+def predicted_run_bytes(scenario: ActivationMemoryScenario, sizes: dict[str, int], dtype: str) -> dict[str, float]:
+    """What a forward pass of this layer holds by the model: weights, saved activations, input and output."""
+    width = DTYPES[dtype]
+    tokens = sizes["seq_len"] * sizes["micro_batch"] * sizes["hidden"]
+    return {
+        "weights": float(scenario.workload.parameters.magnitude) * width,
+        "saved activations": float(scenario.activations("none").m_as("byte")),
+        "input and output": 2.0 * tokens * width,
+    }
+
+
 def measure_layer(
     *,
     seq_len: int,
@@ -53,6 +67,7 @@ def measure_layer(
     attention: str = "explicit",
     dropout_mask: str = "scaled",
     random_state: int = 0,
+    memory_limit: Any = DEFAULT_MEMORY_LIMIT,
 ) -> LayerMeasurement:
     """Run one GPT layer forward on the CPU and attribute every saved byte to the model's line items.
 
@@ -71,17 +86,23 @@ def measure_layer(
         scaled noise in the activations' dtype; ``"bool"``: ``torch.native_dropout``,
         which keeps a one-byte mask, as the paper counts it.
     random_state
-        Initialises PyTorch's random generator (the bytes do not depend on it; the values do).
+        Initialises PyTorch's random generator (the bytes do not depend on it; the values do):
+        a whole number from 0 to 2**64 - 1.
+    memory_limit
+        The most memory the run may take by the model's prediction (weights, saved activations,
+        input and output), checked before anything is allocated: ``"4 GiB"`` unless raised.
 
     Raises
     ------
     FieldError
         For a bad size or choice, naming the field.
+    MemoryLimitError
+        When the model predicts more memory than ``memory_limit``, naming both.
     ImportError
         Without PyTorch, saying how to install the ``measure`` extra.
     """
     sizes = {
-        name: check_count(_OWNER, name, value)
+        name: check_count(_OWNER, name, value, maximum=MAX_SIZES[name])
         for name, value in [("seq_len", seq_len), ("micro_batch", micro_batch), ("hidden", hidden), ("heads", heads)]
     }
     if sizes["hidden"] % sizes["heads"]:
@@ -91,10 +112,12 @@ def measure_layer(
     dtype = _choice("dtype", dtype, tuple(DTYPES))
     attention = _choice("attention", attention, _ATTENTION)
     dropout_mask = _choice("dropout_mask", dropout_mask, _MASKS)
-    check_count(_OWNER, "random_state", random_state, minimum=0)
+    random_state = check_count(_OWNER, "random_state", random_state, minimum=0, maximum=MAX_RANDOM_STATE)
+    limit = check_memory_limit(_OWNER, memory_limit)
+    scenario = layer_scenario(**sizes, dtype=dtype)
+    refuse_above_limit(_OWNER, predicted_run_bytes(scenario, sizes, dtype), limit, memory_limit)
     require_torch()
     saved = _run(sizes, dtype, attention, dropout_mask, random_state)
-    scenario = layer_scenario(**sizes, dtype=dtype)
     return _account(
         sizes=sizes, dtype=dtype, attention=attention, dropout_mask=dropout_mask, scenario=scenario, run=saved
     )

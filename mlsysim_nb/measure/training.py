@@ -21,6 +21,7 @@ from typing import Any
 
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.fields import check_count
+from mlsysim_nb.measure.guard import DEFAULT_MEMORY_LIMIT, MAX_SIZES, check_memory_limit, refuse_above_limit
 from mlsysim_nb.measure.results import StateRow, TrainingStateMeasurement
 from mlsysim_nb.measure.torch_extra import require_torch
 from mlsysim_nb.scenarios import TrainingStateFitScenario
@@ -66,7 +67,14 @@ def _nbytes(tensors: Any) -> int:
 
 
 def measure_training_state(
-    recipe: str = "fp32", *, hidden: int = 64, heads: int = 4, layers: int = 2, seq_len: int = 16, micro_batch: int = 2
+    recipe: str = "fp32",
+    *,
+    hidden: int = 64,
+    heads: int = 4,
+    layers: int = 2,
+    seq_len: int = 16,
+    micro_batch: int = 2,
+    memory_limit: Any = DEFAULT_MEMORY_LIMIT,
 ) -> TrainingStateMeasurement:
     """Take one AdamW step on a stack of ``layers`` GPT layers and measure its state from the tensors.
 
@@ -76,25 +84,33 @@ def measure_training_state(
         One of :data:`RECIPES`: ``"fp32"``, ``"bf16"``, ``"bf16 + fp32 master"``.
     hidden, heads, layers, seq_len, micro_batch
         The small model and the batch of its one step.
+    memory_limit
+        The most memory the step may take by the model's prediction (the training state and the
+        saved activations), checked before anything is allocated: ``"4 GiB"`` unless raised.
 
     Raises
     ------
     FieldError
         For an unknown recipe or a bad size, naming the field.
+    MemoryLimitError
+        When the model predicts more memory than ``memory_limit``, naming both.
     ImportError
         Without PyTorch, saying how to install the ``measure`` extra.
     """
-    if recipe not in RECIPES:
-        raise FieldError(_OWNER, "recipe", f"must be one of {', '.join(map(repr, RECIPES))}, got {recipe!r}")
+    if not isinstance(recipe, str) or recipe not in RECIPES:
+        shown = repr(recipe) if len(repr(recipe)) <= 60 else f"a {type(recipe).__name__}"
+        raise FieldError(_OWNER, "recipe", f"must be one of {', '.join(map(repr, RECIPES))}, got {shown}")
     shape = {
-        k: check_count(_OWNER, k, v)
+        k: check_count(_OWNER, k, v, maximum=MAX_SIZES[k])
         for k, v in [("hidden", hidden), ("heads", heads), ("layers", layers), ("seq_len", seq_len)]
     }
-    check_count(_OWNER, "micro_batch", micro_batch)
+    micro_batch = check_count(_OWNER, "micro_batch", micro_batch, maximum=MAX_SIZES["micro_batch"])
     if shape["hidden"] % shape["heads"]:
         raise FieldError(_OWNER, "heads", f"must divide hidden ({hidden}), got {heads}")
-    require_torch()
     r = RECIPES[recipe]
+    limit = check_memory_limit(_OWNER, memory_limit)
+    refuse_above_limit(_OWNER, _predicted_step_bytes(r, shape, micro_batch), limit, memory_limit)
+    require_torch()
     measured, counts = _step(r, shape, micro_batch)
     workload = Workload(name=f"{layers} GPT layers (h={hidden})", parameters=counts[0], layers=layers)
     scenario = TrainingStateFitScenario(workload=workload, **r.scenario_inputs())
@@ -115,6 +131,19 @@ def measure_training_state(
             StateRow("master_gradients", "FP32 master gradients (freed after the step)", None, measured["master_grads"])
         )
     return TrainingStateMeasurement(r.label, counts[0], counts[1], scenario, tuple(rows))
+
+
+def _predicted_step_bytes(r: Recipe, shape: dict[str, int], micro_batch: int) -> dict[str, float]:
+    """What one step holds by the model: the training state, and the saved activations of every layer."""
+    from mlsysim_nb.measure.layer import layer_scenario
+
+    one = layer_scenario(shape["seq_len"], micro_batch, shape["hidden"], shape["heads"], r.model_dtype)
+    parameters = int(one.workload.parameters.magnitude) * shape["layers"]
+    # the model's bytes per trained parameter, times a count that may exceed any workload's range
+    per_parameter = TrainingStateFitScenario(workload=Workload(name="one", parameters=1), **r.scenario_inputs())
+    state = float(per_parameter.total.m_as("byte")) * parameters
+    activations = float(one.activations("none").m_as("byte")) * shape["layers"]
+    return {"training state": state, "saved activations": activations}
 
 
 def _step(r: Recipe, shape: dict[str, int], micro_batch: int) -> tuple[dict[str, Any], tuple[int, int]]:
