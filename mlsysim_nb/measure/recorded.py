@@ -166,7 +166,9 @@ def recorded_training_state(recipe: str = "fp32") -> TrainingStateMeasurement:
         "master_weights": scenario.master_weights,
         "optimizer_state": scenario.optimizer_state,
     }
-    rows = tuple(StateRow(name, label, model.get(name), Q_(measured, "byte")) for name, label, measured in entry["rows"])
+    rows = tuple(
+        StateRow(name, label, model.get(name), Q_(measured, "byte")) for name, label, measured in entry["rows"]
+    )
     return TrainingStateMeasurement(
         f"{r.label}, {RECORDED_LABEL}", entry["parameters"], entry["parameter_tensors"], scenario, rows
     )
@@ -175,10 +177,19 @@ def recorded_training_state(recipe: str = "fp32") -> TrainingStateMeasurement:
 def _layer_entry(m: LayerMeasurement) -> dict[str, Any]:
     return {
         "tensors": [
-            {"step": t.step, "op": t.op, "slot": t.slot, "shape": list(t.shape), "dtype": t.dtype, "bytes": t.bytes,
-             "storage_bytes": t.storage_bytes, "item": t.item.key if t.item else None, "attributed": t.attributed}
+            {
+                "step": t.step,
+                "op": t.op,
+                "slot": t.slot,
+                "shape": list(t.shape),
+                "dtype": t.dtype,
+                "bytes": t.bytes,
+                "storage_bytes": t.storage_bytes,
+                "item": t.item.key if t.item else None,
+                "attributed": t.attributed,
+            }
             for t in m.tensors
-        ],  # fmt: skip
+        ],
         "items": [[row.item.key, int(row.measured.m_as("byte"))] for row in m.items],
         "measured": int(m.measured.m_as("byte")),
         "unattributed": int(m.unattributed.m_as("byte")),
@@ -193,9 +204,13 @@ def record(path: Path = PATH) -> dict[str, Any]:
     from mlsysim_nb.measure.training import measure_training_state
 
     layers = {}
-    for values in LAYERS:
-        config = dict(zip(_FIELDS, values, strict=True))
-        layers[_key(config)] = _layer_entry(measure_layer(**config))
+    for s, b, h, a, dtype, attention, mask in LAYERS:
+        config = {"seq_len": s, "micro_batch": b, "hidden": h, "heads": a, "dtype": dtype, "attention": attention,
+                  "dropout_mask": mask}  # fmt: skip
+        measured = measure_layer(
+            seq_len=s, micro_batch=b, hidden=h, heads=a, dtype=dtype, attention=attention, dropout_mask=mask
+        )
+        layers[_key(config)] = _layer_entry(measured)
     states = {}
     for recipe in STATES:
         m = measure_training_state(recipe, **_STATE_SIZES)
@@ -239,4 +254,5 @@ def _dump(data: dict[str, Any]) -> str:
 
 if __name__ == "__main__":  # pragma: no cover - run by hand to re-record
     written = record()
-    print(f"wrote {PATH}: {len(written['layers'])} layers, {len(written['states'])} states, {_label(written['recorded'])}")  # noqa: T201
+    counts = f"{len(written['layers'])} layers, {len(written['states'])} states"
+    print(f"wrote {PATH}: {counts}, {_label(written['recorded'])}")  # noqa: T201

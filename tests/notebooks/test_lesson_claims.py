@@ -43,8 +43,10 @@ def _markdown(number: str) -> str:
 
 # -- words ---------------------------------------------------------------------------------------
 
-GUESS_CLAIMS = re.compile(r"\b(most (first )?guesses|guesses (near|of|land)|students (usually|typically))\b", re.I)
-BARE_MODEL = re.compile(r"(?<!memory )(?<!this )\bthe model\b(?!s\b)", re.I)
+GUESS_CLAIMS = re.compile(
+    r"\b(most (first )?guesses|guesses (near|of|land)|students (usually|typically))\b", re.IGNORECASE
+)
+BARE_MODEL = re.compile(r"(?<!memory )(?<!this )\bthe model\b(?!s\b)", re.IGNORECASE)
 
 
 @pytest.mark.parametrize("number", OURS)
@@ -69,7 +71,9 @@ def test_01_gives_the_h100_nominal_and_driver_visible_capacity() -> None:
     h100 = Hardware.H100
     shown = _shown(_cell("01", "c12"))
     nominal = f"{h100.memory.capacity:~P} = {h100.memory.capacity.to('GB'):.1f~P}"
-    visible = f"{h100.driver_capacity:~P} = {h100.driver_capacity.to('GiB'):.1f~P} = {h100.driver_capacity.to('GB'):.1f~P}"
+    visible = (
+        f"{h100.driver_capacity:~P} = {h100.driver_capacity.to('GiB'):.1f~P} = {h100.driver_capacity.to('GB'):.1f~P}"
+    )
     assert (nominal, visible) == ("80 GiB = 85.9 GB", "81559 MiB = 79.6 GiB = 85.5 GB")
     assert nominal in shown
     assert visible in shown
@@ -170,7 +174,12 @@ def _solution(number: str, grade_id: str) -> float:
     ("number", "grade_id", "old", "new"),
     [
         ("02", "answer_2_2", 84 / 5, 7.0e9 * 14 / 5e9 / 0.01 / 60),  # was: 2.1's answer over 5 GB/s
-        ("03", "answer_3_2", 224.84e9 / 3.35e12 * 1e3, (8.03e9 * 28 / 3.35e12) / (6 * 8.03e9 * 4 * 2048 / (0.4 * 989e12))),
+        (
+            "03",
+            "answer_3_2",
+            224.84e9 / 3.35e12 * 1e3,
+            (8.03e9 * 28 / 3.35e12) / (6 * 8.03e9 * 4 * 2048 / (0.4 * 989e12)),
+        ),
         ("04", "answer_4_1", 6_815_744 / 2, 32 * 3 * 8 * (4096 + 14336)),  # was: the printed rank-16 count, halved
         ("07", "answer_7_3", 4, 16),  # was: 64 over the printed limit's divisor, on the same H100
         ("10", "answer_10_4", 20, 18),  # was: the third table's rows added up
