@@ -140,3 +140,42 @@ def test_a_frozen_mlp_drops_ten_sbh_as_notebook_4_says(torch: Any) -> None:
     assert kept(()) - kept(("proj", "fc1", "fc2")) == 10
     cells = json.loads((ROOT / "notebooks" / "04_adapters.ipynb").read_text())["cells"]
     assert any("exactly $10\\,sbh$ less" in "".join(c["source"]) for c in cells)
+
+
+@pytest.mark.measure
+def test_a_plain_llama_style_layer_keeps_what_notebook_4_says(torch: Any) -> None:
+    """Grouped-query attention, a 3.5h gated MLP and F.rms_norm in bf16: 7 + 30 sbh as tallied, 53 sbh in all."""
+    from torch import nn
+    from torch.nn import functional
+
+    s, b, h, a, kv = 256, 2, 512, 8, 2  # K and V at a quarter of the heads, as Llama 3.1 8B's 8 of 32
+    f, d = int(3.5 * h), h // a
+
+    class Layer(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w1, self.w2 = nn.Parameter(torch.ones(h)), nn.Parameter(torch.ones(h))
+            self.q, self.k, self.v, self.o = (nn.Linear(h, n, bias=False) for n in (h, kv * d, kv * d, h))
+            self.gate, self.up, self.down = nn.Linear(h, f, bias=False), nn.Linear(h, f, bias=False), nn.Linear(f, h)
+
+        def heads(self, t: Any, n: int) -> Any:
+            return t.view(s, b, n, d).permute(1, 2, 0, 3)
+
+        def forward(self, x: Any) -> Any:
+            y = functional.rms_norm(x, (h,), self.w1, 1e-5)
+            q, k, v = self.heads(self.q(y), a), self.heads(self.k(y), kv), self.heads(self.v(y), kv)
+            out = functional.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+            x = x + self.o(out.permute(2, 0, 1, 3).reshape(s, b, h))
+            y = functional.rms_norm(x, (h,), self.w2, 1e-5)
+            return x + self.down(functional.silu(self.gate(y)) * self.up(y))
+
+    torch.manual_seed(0)
+    layer = Layer().to(torch.bfloat16)
+    x = torch.randn(s, b, h, dtype=torch.bfloat16, requires_grad=True)
+    per_sbh = _saved_bytes(torch, layer, x) / (s * b * h)
+    assert round(per_sbh) == 53
+    fp32_norms = 2 * (4 + 4)  # each norm keeps its FP32 input and FP32 normalised tensor
+    tally = 2 + 2 + 2 * 2 * kv / a + 2 + 2 + 4 * 2 * f / h  # attention 7, MLP 30
+    assert abs(per_sbh - fp32_norms - tally) < 0.1  # the rest is statistics and the log-sum-exp
+    cells = json.loads((ROOT / "notebooks" / "04_adapters.ipynb").read_text())["cells"]
+    assert any("and $53\\,sbh$ in all" in "".join(c["source"]) for c in cells)
