@@ -45,7 +45,7 @@ unit: $(VENV)/.test-installed
 # everything: lint first, then every test layer (unit, property, differential, notebooks under
 # nbval, the Binder environment, browser)
 test: lint
-	$(BIN)/python -m pytest -p no:cacheprovider $(NBVAL)
+	$(BIN)/python -m pytest -p no:cacheprovider -n 2 --dist loadfile $(NBVAL)
 
 # the notebooks alone, under nbval (strict: every stored output is compared)
 nbval: $(VENV)/.test-installed

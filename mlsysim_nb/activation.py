@@ -76,8 +76,9 @@ _NOTES = (
     (
         "Equation",
         (
-            "Korthikanti et al. (2022): per layer s·b·h·(34 + 5·a·s/h) bytes at 16 bits; "
-            "selective recomputation drops the attention-score term, full recomputation keeps each layer's input."
+            "Korthikanti et al. (2022): per layer s·b·h·(34 + 5·a·s/h) bytes at 16 bits with a 4h MLP, "
+            "s·b·h·(18 + 4f + 5·a·s/h) with an f·h one; selective recomputation drops the attention-score term, "
+            "full recomputation keeps each layer's input."
         ),
     ),
     (
@@ -111,10 +112,12 @@ class ActivationMemoryScenario(Scenario):
     """Activation memory of ``workload`` at a micro-batch, under each recomputation strategy.
 
     Korthikanti et al. (2022): per layer, ``s·b·h·(34 + 5·a·s/h)`` bytes at
-    16 bits with nothing recomputed; the attention scores (the ``5·a·s/h``
-    term) are dropped by selective recomputation, and full recomputation keeps
-    only each layer's input. Checkpoint segments keep ``k`` segment inputs and
-    rebuild one segment at a time.
+    16 bits with nothing recomputed and a ``4h`` MLP; with ``ffn_multiple = f``
+    the MLP's two ``f·h``-wide tensors make the 34 ``18 + 4f`` (50 at f = 8).
+    The attention scores (the ``5·a·s/h`` term) are dropped by selective
+    recomputation, and full recomputation keeps only each layer's input.
+    Checkpoint segments keep ``k`` segment inputs and rebuild one segment at a
+    time.
 
     Assumptions: transformer layers share geometry. Aggregate Korthikanti-style
     coefficients and explicit tensor line items are separate approximations;
@@ -285,7 +288,8 @@ class ActivationMemoryScenario(Scenario):
     def method_inputs(self) -> dict[str, Any]:
         """The example k of ``checkpoint_memory_units(k)``: the segments, else the nearest whole √L."""
         layers = int(self.workload.layers or 1)  # the activation model requires layers
-        k = self.checkpoint_segments or max(1, round(layers**0.5))
+        segments = self.checkpoint_segments  # an array in a sweep over it
+        k = segments if segments is not None else max(1, round(layers**0.5))
         return {"checkpoints": k}
 
     def input_rows(self) -> list[tuple[str, str, str]]:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from mlsysim_nb.base import Scenario
     from mlsysim_nb.formula import Case
 
-__all__ = ["Derivation", "InputRow", "Section", "Step", "explain", "step_parts"]
+__all__ = ["Derivation", "InputRow", "Section", "Step", "choice_values", "explain", "step_parts"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,8 @@ class Step:
     values: Mapping[str, Any] = field(default_factory=dict)  # inputs, base-unit magnitudes
     result: Any = None
     not_applicable: str = ""  # what it needs, when it cannot be computed
+    #: in a sweep whose elements take different cases, every case some element takes (else empty)
+    cases: tuple[Case, ...] = ()
 
     @property
     def label(self) -> str:
@@ -47,6 +49,8 @@ class Step:
     @property
     def case_label(self) -> str:
         """Which branch applies, for the few branching equations (``""`` otherwise)."""
+        if len(self.cases) > 1:
+            return "varies over the sweep: " + " / ".join(case.label for case in self.cases)
         return self.case.label if FORMULAS[self.formula].is_branching else ""
 
 
@@ -103,25 +107,48 @@ def step_parts(step: Step, *, html: bool = False) -> tuple[str, str, str, str]:
     formula = FORMULAS[step.formula]
     sym = SYMBOLS.get(step.formula)
     symbol = step.formula if sym is None else (sym.html() if html else sym.text())
-    equation = formula.render(SYMBOLS, style, case=step.case)
+    cases = step.cases or (step.case,)
+    joiner = " <em>or</em> " if html else "  or  "
+    equation = joiner.join(formula.render(SYMBOLS, style, case=case) for case in cases)
     if step.not_applicable:
         return symbol, equation, "", ""
     shown = {n: _symbol_value(n, v, html=html) for n, v in step.values.items()}
-    substituted = formula.render(SYMBOLS, style, case=step.case, values=shown)
+    substituted = joiner.join(formula.render(SYMBOLS, style, case=case, values=shown) for case in cases)
     result = format_result(QUANTITIES[step.formula].base, step.result, html=html)
     return symbol, equation, substituted, result
 
 
+def _cases(formula: Any, env: Any) -> tuple[Case, ...]:
+    """The cases that apply: one for a scenario; in a sweep, every case some element takes, in order.
+
+    Element-wise as :class:`~mlsysim_nb.physics_parallel.Piecewise` evaluates: each element takes the
+    first case whose flag is true there.
+    """
+    if not formula.is_branching:
+        return (formula.cases[0],)
+    remaining: Any = True
+    out = []
+    for case in formula.cases:
+        flag = True if case.when is None else np.asarray(env.get(case.when), dtype=bool)
+        if np.any(np.logical_and(remaining, flag)):
+            out.append(case)
+        remaining = np.logical_and(remaining, np.logical_not(flag))
+        if not np.any(remaining):
+            break
+    return tuple(out) or (formula.cases[-1],)
+
+
 def _step(env: Any, shown: str, name: str) -> Step:
     formula = FORMULAS[name]
-    case = formula.case(env.get)
+    cases = _cases(formula, env)
+    case, mixed = cases[0], cases if len(cases) > 1 else ()
     try:
         result = env.get(name)
-        values = {n: env.get(n) for n in case.inputs if n not in _FLAGS}
+        values = {n: env.get(n) for c in cases for n in c.inputs if n not in _FLAGS}
     except NotApplicableError as err:
         reason = f"not applicable: needs {err.needs}" + (f" ({err.detail})" if err.detail else "")
-        return Step(shown, name, case, not_applicable=reason)
-    return Step(shown, name, case, values, result)
+        return Step(shown, name, case, not_applicable=reason, cases=mixed)
+    return Step(shown, name, case, values, result, cases=mixed)
 
 
 def _value_text(value: Any, base: str) -> str:
@@ -134,8 +161,16 @@ def _value_text(value: Any, base: str) -> str:
             return format_magnitude("byte", value.m_as("byte"))
         return f"{value:~P}"
     if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "biuf":  # a choice swept over (strategies): its values, not a range
+            return choice_values(value)
         return format_magnitude(base, value)
     return str(value)
+
+
+def choice_values(values: Any) -> str:
+    """The distinct values of a swept choice or flag, in order of appearance: ``"none, full"``."""
+    seen = dict.fromkeys(np.asarray(values).ravel().tolist())
+    return ", ".join(map(str, seen))
 
 
 def _inputs(scenario: Scenario) -> tuple[tuple[InputRow, ...], tuple[str, ...]]:

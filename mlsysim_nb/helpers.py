@@ -76,6 +76,7 @@ def calc_activation_memory(  # noqa: PLR0917 - the reference's helper takes thes
         "hidden_dim": hidden_dim,
         "heads": n_heads,
         "precision_bytes": precision_bytes,
+        "ffn_multiple": 4,  # Korthikanti's 4h MLP: the helper, like the reference's, takes no FFN width
     }
     return Q_(evaluate(f"activations_{strategy}", inputs), "byte")
 

@@ -101,7 +101,8 @@ QUANTITIES: dict[str, Quantity] = {
     "checkpoint_segments": _q("k", "", "", "checkpoint segments"),
     "checkpoints": _q("k", "", "", "checkpoints"),
     "tokens": _q("D", "", "", "tokens"),
-    "per_token_constant": _q("34", "", "", "Korthikanti per-token bytes"),
+    "per_token_constant": _q("18", "", "", "Korthikanti per-token bytes outside the MLP's wide tensors"),
+    "ffn_constant": _q("4", "", "", "Korthikanti bytes per unit of the feed-forward multiple"),
     "score_constant": _q("5", "", "", "Korthikanti score bytes"),
     # -- activation results
     "sequence": _q("s", "", "", "sequence length"),

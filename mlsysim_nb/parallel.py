@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mlsysim_nb.activation import ActivationMemoryScenario
-from mlsysim_nb.base import Scenario, derived, is_array
+from mlsysim_nb.base import Scenario, changed_fields, derived, is_array
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.fields import knob
 from mlsysim_nb.formula import Symbol
@@ -36,6 +36,11 @@ __all__ = ["PARALLEL_CASES", "ParallelTrainingScenario"]
 _RECOMPUTE = tuple((name, name) for name in STRATEGIES)
 _ZERO = (("0: replicated", 0), ("1: optimizer", 1), ("2: + gradients", 2), ("3: + weights", 3))
 _NEEDS_ACTIVATIONS = "activations (an ActivationMemoryScenario; this scenario has activations=None)"
+#: what the activation scenario gives the formulas: absent, each is not applicable, naming ``activations``
+_ACTIVATION_INPUTS = (
+    "sequence", "micro_batch", "precision_bytes", "per_token_bytes_coefficient", "score_bytes_coefficient",
+    "layer_activations", "activations_per_device",
+)  # fmt: skip
 
 
 def _first(values: Any, bad: Any) -> Any:
@@ -66,7 +71,10 @@ class ParallelTrainingScenario(ParallelView, Scenario):
     state and master copy, stage 2 also the gradients, stage 3 also the
     weights. Activations are those of the first pipeline stage, per
     Korthikanti et al. (2022) Table 2, times ``L/p`` layers, times the ``p``
-    micro-batches it holds (times ``1 + (p − 1)/(p·m)`` when interleaved).
+    micro-batches it holds (times ``1 + (p − 1)/(p·m)`` when interleaved);
+    the MLP is ``activations.ffn_multiple`` times the hidden width (Table 2's
+    ``34`` is ``18 + 4f`` at ``f = 4``, and only the MLP's two wide tensors
+    grow with ``f``, inside the part ``t`` splits).
 
     The micro-batch is ``activations.micro_batch``: the sequences each
     data-parallel replica's pipeline processes at once (Korthikanti's ``b``).
@@ -82,9 +90,16 @@ class ParallelTrainingScenario(ParallelView, Scenario):
     shard only those; stage 3 shards the weights, frozen base included
     (as DeepSpeed's stage 3 partitions every parameter).
 
+    Gradients are kept at ``gradient_bytes_per_value``, by default the state's
+    ``bytes_per_value``: 16 bytes per parameter for mixed-precision Adam, the
+    convention of ZeRO's paper. Megatron-LM's distributed optimizer and
+    DeepSpeed keep FP32 gradients (18 bytes per parameter): set
+    ``gradient_bytes_per_value=4`` to reproduce their figures.
+
     Assumptions: parameters split evenly over ``t·p`` (embeddings and norms
-    included); at least ``p`` micro-batches per step.
-    Excludes: the input- and output-layer activations (Korthikanti Sec. 4.4),
+    included); at least ``p`` micro-batches per step; gradients at the weights'
+    width unless ``gradient_bytes_per_value`` says otherwise.
+    Excludes: the input- and output-layer activations (Korthikanti Sec. 4.3),
     communication buffers, pipeline bubbles, allocator reserve and
     fragmentation.
 
@@ -114,6 +129,10 @@ class ParallelTrainingScenario(ParallelView, Scenario):
     )  # fmt: skip
     pipeline_parallel: Any = knob(1, kind="count", label="pipeline stages (p)", high=4096, control="log")
     interleave: Any = knob(1, kind="count", label="virtual stages per device (m)", high=64, control="int")
+    gradient_bytes_per_value: Any = knob(
+        None, kind="bytes", label="bytes per gradient value", high=8, optional=True,
+        help="None: the state's bytes_per_value; 4 for FP32 gradients (Megatron-LM's distributed optimizer, DeepSpeed)",
+    )  # fmt: skip
     name: str = dataclasses.field(default="", compare=False)
     description: str = dataclasses.field(default="", compare=False)
 
@@ -148,17 +167,43 @@ class ParallelTrainingScenario(ParallelView, Scenario):
         self._check_pipeline(o)
 
     def _check_tensor_parallel(self, o: str) -> None:
-        w, t = self.state.workload, self.tensor_parallel
-        for heads, what in [(w.heads, "attention heads"), (w.kv_heads, "key/value heads")]:
-            if heads is not None and np.any(heads % np.asarray(t) != 0):
-                msg = f"must divide the {heads} {what} of {w.name}, got {_first(t, heads % np.asarray(t) != 0)}"
-                raise FieldError(o, "tensor_parallel", msg)
-        if self.activations is not None:
-            sequence = self.activations.magnitude("sequence")
-            split = np.asarray(self.sequence_parallel) & (np.asarray(sequence) % np.asarray(t) != 0)
-            if np.any(split):
-                msg = f"splits the {sequence} tokens over t devices, so t must divide them; got t={_first(t, split)}"
-                raise FieldError(o, "sequence_parallel", msg)
+        """Tensor parallelism splits heads, key/value heads and hidden width (so the f·h MLP); SP needs t > 1, t | s.
+
+        The rules are checked in that order; a rule between two fields blames the one this ``variant()`` changed.
+        """
+        w, t = self.state.workload, np.asarray(self.tensor_parallel)
+        changed = changed_fields()
+        for size, what in [
+            (w.heads, "attention heads"),
+            (w.kv_heads, "key/value heads"),
+            (w.hidden_dim, "hidden width"),
+        ]:
+            if size is not None and np.any(size % t != 0):
+                bad = _first(t, size % t != 0)
+                if "state" in changed and "tensor_parallel" not in changed:  # a new model under the same layout
+                    msg = f"models {w.name}, whose {size} {what} tensor_parallel = {bad} does not divide"
+                    raise FieldError(o, "state", msg)
+                raise FieldError(o, "tensor_parallel", f"must divide the {size} {what} of {w.name}, got {bad}")
+        sp = np.asarray(self.sequence_parallel)
+        blame_t = "tensor_parallel" in changed and "sequence_parallel" not in changed
+        alone = sp & (t == 1)
+        if np.any(alone):
+            if blame_t:
+                msg = "with sequence parallelism on, t must be at least 2 (SP splits the sequence over the t devices)"
+                raise FieldError(o, "tensor_parallel", f"{msg}, got 1")
+            msg = "needs tensor_parallel > 1: it splits the layer norms and dropouts over the t devices, and t is 1"
+            raise FieldError(o, "sequence_parallel", msg)
+        if self.activations is None:
+            return
+        sequence = np.asarray(self.activations.magnitude("sequence"))
+        split = sp & (sequence % t != 0)
+        if np.any(split):
+            tokens, bad_t = _first(sequence, split), _first(t, split)
+            rule = f"with sequence parallelism on, t must divide the {tokens} tokens"
+            if "activations" in changed and not changed & {"tensor_parallel", "sequence_parallel"}:
+                raise FieldError(o, "activations", f"{rule} (t = {bad_t}): give a sequence that t divides")
+            field = "sequence_parallel" if "sequence_parallel" in changed and not blame_t else "tensor_parallel"
+            raise FieldError(o, field, f"{rule}, got t = {bad_t}")
 
     def _check_pipeline(self, o: str) -> None:
         w, p, m = self.state.workload, np.asarray(self.pipeline_parallel), np.asarray(self.interleave)
@@ -189,7 +234,7 @@ class ParallelTrainingScenario(ParallelView, Scenario):
             env.update(acts_env.values)
             needs.update(acts_env.needs)
         else:
-            for name in ("layer_activations", "activations_per_device"):
+            for name in _ACTIVATION_INPUTS:
                 env[name] = None
                 needs[name] = _NEEDS_ACTIVATIONS
         stage = np.asarray(self.zero_stage)
@@ -210,12 +255,15 @@ class ParallelTrainingScenario(ParallelView, Scenario):
             sequence_parallel=self.sequence_parallel,
             pipeline_parallel=self.pipeline_parallel,
             interleave=self.interleave,
+            gradient_bytes_per_value=self._checked["gradient_bytes_per_value"],
+            gradient_width_given=self.gradient_bytes_per_value is not None,
             replicated_constant=KORTHIKANTI_REPLICATED_BYTES,
             has_activations=self.activations is not None,
         )
         return env, needs
 
     # -- the layout and the state per device -------------------------------------------
+    gradient_width = derived("gradient_width")
     model_parallel = derived("model_parallel")
     devices = derived("devices")
     replica_weights = derived("replica_weights")

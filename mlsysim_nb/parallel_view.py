@@ -23,6 +23,7 @@ _SECTIONS = (
         "State of one model replica, before the t·p split",
         (
             ("replica_weights", "replica_weights"),
+            ("gradient_width", "gradient_width"),
             ("replica_gradients", "replica_gradients"),
             ("replica_optimizer_state", "replica_optimizer_state"),
             ("replica_master_weights", "replica_master_weights"),
@@ -112,13 +113,16 @@ _NOTES = (
         (
             "Parameters split evenly over t·p, embeddings and norms included; at least p micro-batches per step; "
             "the micro-batch is the activation scenario's; in an adapter run only the adapters carry gradients, "
-            "optimizer state and master copy, and ZeRO stage 3 also shards the frozen base."
+            "optimizer state and master copy, and ZeRO stage 3 also shards the frozen base. Gradients are kept "
+            "at the weights' width unless gradient_bytes_per_value says otherwise: 16 bytes per parameter for "
+            "mixed-precision Adam, ZeRO's convention; Megatron-LM's distributed optimizer and DeepSpeed keep FP32 "
+            "gradients, 18 bytes per parameter (gradient_bytes_per_value=4)."
         ),
     ),
     (
         "Excludes",
         (
-            "The input- and output-layer activations (Korthikanti Sec. 4.4), communication buffers, the pipeline "
+            "The input- and output-layer activations (Korthikanti Sec. 4.3), communication buffers, the pipeline "
             "bubble's idle time, allocator reserve and fragmentation; communication is volume, not time."
         ),
     ),
@@ -183,6 +187,10 @@ class ParallelView:
         """What a sweep plots and fits by default: memory per device."""
         return "total_per_device"
 
+    def fit_questions(self: Any) -> dict[str, tuple[str, str]]:
+        """The verdict, the quantity it holds against the device, and what it is about (for a sweep's words)."""
+        return {"fits": ("total_per_device", "a device's share of the run")}
+
     def input_rows(self: Any) -> list[tuple[str, str, str]]:
         """The recipe and the device, from ``state``, and the geometry, from ``activations``."""
         from mlsysim_nb.workloads import workload_rows
@@ -194,6 +202,7 @@ class ParallelView:
             rows.append(("activations.sequence", "sequence length", str(a.magnitude("sequence"))))
             width = a.magnitude("precision_bytes")
             rows.append(("activations.precision_bytes", "activation width b_act", f"{width:g} B"))
+            rows.append(("activations.ffn_multiple", "feed-forward multiple f", str(a.ffn_multiple)))
         if self.hardware is not None:
             rows.append(
                 ("hardware.memory.capacity", "device memory capacity", capacity_text(self.hardware.memory.capacity))

@@ -17,7 +17,10 @@ Sources
   transformer stores ``s·b·h·(34 + 5·a·s/h)`` bytes of activations at 16 bits;
   ``34 = 11 + 19 + 4`` (attention block's linear tensors, MLP block, the two
   layer norms) and ``5 = 2 + 1 + 2`` (softmax input, dropout mask, dropout
-  output of the ``a·s²`` attention scores, per ``h·s`` unit).
+  output of the ``a·s²`` attention scores, per ``h·s`` unit). The MLP's 19 is
+  ``2 + 8 + 8 + 1`` (its input, the GeLU's input and output at width ``4h``,
+  its dropout mask); with a feed-forward width of ``f·h`` the two wide tensors
+  hold ``4f`` bytes, so the per-token coefficient is ``18 + 4f`` (34 at f = 4).
 * Kaplan et al. (2020), "Scaling Laws for Neural Language Models", Sec. 2.1:
   ``2·P`` FLOPs per token forward, ``6·P`` for a training step; recomputing
   the forward pass adds ``2·P`` more (``8·P``).
@@ -36,6 +39,8 @@ from mlsysim_nb.notation import QUANTITIES, SYMBOLS, Quantity
 
 __all__ = [
     "FORMULAS",
+    "KORTHIKANTI_FFN_BYTES",
+    "KORTHIKANTI_FFN_FREE_BYTES",
     "KORTHIKANTI_PER_TOKEN_BYTES",
     "KORTHIKANTI_SCORE_BYTES",
     "QUANTITIES",
@@ -47,9 +52,15 @@ __all__ = [
     "with_equations",
 ]
 
-#: Bytes of linear (per-token) activations per hidden element per layer at 16 bits:
-#: attention block 11, MLP block 19, the two layer norms 4 (Korthikanti et al. 2022, Table 2).
-KORTHIKANTI_PER_TOKEN_BYTES = 11 + 19 + 4
+#: Bytes of linear (per-token) activations per hidden element per layer at 16 bits that do not depend on
+#: the feed-forward width: attention block 11, the MLP's input and dropout mask 2 + 1, the two layer norms 4.
+KORTHIKANTI_FFN_FREE_BYTES = 11 + (2 + 1) + 4
+#: Bytes per hidden element and per unit of the feed-forward multiple f: the GeLU's input and output,
+#: each f·h wide at 2 bytes (Korthikanti's MLP has f = 4, hence its 8 + 8).
+KORTHIKANTI_FFN_BYTES = 2 + 2
+#: Bytes of linear (per-token) activations per hidden element per layer at 16 bits with Korthikanti's 4h MLP:
+#: attention block 11, MLP block 19, the two layer norms 4 (Korthikanti et al. 2022, Table 2): 18 + 4·4.
+KORTHIKANTI_PER_TOKEN_BYTES = KORTHIKANTI_FFN_FREE_BYTES + KORTHIKANTI_FFN_BYTES * 4
 #: Bytes per stored attention-score element at 16 bits: softmax input 2,
 #: dropout mask 1, dropout output 2 (Korthikanti et al. 2022, Sec. 4.1).
 KORTHIKANTI_SCORE_BYTES = 2 + 1 + 2
@@ -248,8 +259,9 @@ _ACTIVATION = [
     ),
     _F(
         "per_token_bytes_coefficient",
-        "per_token_constant * precision_bytes / 2",
+        "(per_token_constant + ffn_constant * ffn_multiple) * precision_bytes / 2",
         "Linear activation bytes per hidden element per layer, scaled from 16-bit to this width.",
+        note="18 + 4f at 16 bits: 34 with Korthikanti's 4h MLP; the two f·h-wide MLP tensors grow with f.",
     ),
     _F(
         "score_bytes_coefficient",
@@ -385,7 +397,8 @@ TRAINING_NAMES = tuple(f.name for f in _TRAINING)
 ACTIVATION_NAMES = tuple(f.name for f in _ACTIVATION)
 
 _CONSTANTS = {
-    "per_token_constant": KORTHIKANTI_PER_TOKEN_BYTES,
+    "per_token_constant": KORTHIKANTI_FFN_FREE_BYTES,
+    "ffn_constant": KORTHIKANTI_FFN_BYTES,
     "score_constant": KORTHIKANTI_SCORE_BYTES,
 }
 

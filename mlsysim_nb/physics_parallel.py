@@ -49,7 +49,9 @@ __all__ = [
 #: Bytes per hidden element per layer (16-bit) that tensor parallelism leaves whole on every device
 #: (Korthikanti et al. 2022, Sec. 4.2.1): the inputs of the two layer norms (2 + 2), of the QKV and the
 #: first MLP projection (2 + 2), and the dropout masks after attention and after the MLP (1 + 1).
-#: The rest of the 34 bytes is split across the t devices; sequence parallelism splits these as well.
+#: None of them depends on the feed-forward width. The rest of the 18 + 4f bytes (24 of Korthikanti's 34, at
+#: f = 4: attention 8, the MLP's two f·h-wide tensors 4f) is split across the t devices; sequence parallelism
+#: splits these 10 as well.
 KORTHIKANTI_REPLICATED_BYTES = (2 + 2) + (2 + 2) + (1 + 1)
 
 Getter = Callable[[str], Any]
@@ -97,10 +99,21 @@ _STATE = [
         ),
     ),
     _P(
-        "replica_gradients",
-        doc="Gradients one replica holds: only the adapters' in adapter mode (the base is frozen).",
+        "gradient_width",
+        doc="Bytes per gradient value: the state's value width unless stated (4 for FP32 gradients).",
         unit="byte",
-        cases=(Case("adapter mode", "adapter_gradients", when="adapter_mode"), Case("full tuning", "gradients")),
+        cases=(
+            Case("stated", "gradient_bytes_per_value", when="gradient_width_given"),
+            Case("the state's value width", "bytes_per_value"),
+        ),
+        note="Megatron-LM's distributed optimizer and DeepSpeed keep FP32 gradients (18 bytes per parameter"
+        " for mixed-precision Adam, not 16).",
+    ),
+    _F(
+        "replica_gradients",
+        "trained_parameters * gradient_width",
+        "Gradients one replica holds: only the adapters' in adapter mode (the base is frozen).",
+        "byte",
     ),
     _P(
         "replica_optimizer_state",
@@ -260,7 +273,7 @@ _TRAFFIC = [
     ),
     _F(
         "gradient_allreduce_traffic",
-        "2 * (data_parallel - 1) / data_parallel * trained_parameters / model_parallel * bytes_per_value",
+        "2 * (data_parallel - 1) / data_parallel * trained_parameters / model_parallel * gradient_width",
         "Bytes one device sends per step in plain data parallelism: a ring all-reduce of its gradients.",
         "GB",
     ),
@@ -270,7 +283,8 @@ _TRAFFIC = [
         cases=(
             Case(
                 "ZeRO stage 3: reduce-scatter the gradients, gather the weights for forward and backward",
-                "(trained_parameters + 2 * stored_parameters) / (2 * trained_parameters)",
+                "(trained_parameters * gradient_width + 2 * stored_parameters * bytes_per_value)"
+                " / (2 * trained_parameters * gradient_width)",
                 when="shards_weights",
             ),
             Case("stages 0 to 2: reduce-scatter and all-gather, as an all-reduce", "1"),
@@ -304,6 +318,8 @@ PARALLEL_NOTATION: dict[str, tuple[str, str, str, str]] = {
     "sequence_parallel": ("SP", "", "", "sequence parallelism on"),
     "pipeline_parallel": ("p", "", "", "pipeline stages"),
     "interleave": ("m", "", "", "virtual stages per device"),
+    "gradient_bytes_per_value": ("b", "g,given", "byte", "stated bytes per gradient value"),
+    "gradient_width_given": ("[b_g given]", "", "", "gradient width stated"),
     "replicated_constant": ("10", "", "", "Korthikanti replicated bytes"),
     # -- flags the fields set
     "shards_optimizer": ("[z ≥ 1]", "", "", "ZeRO shards the optimizer state"),
@@ -315,6 +331,7 @@ PARALLEL_NOTATION: dict[str, tuple[str, str, str, str]] = {
     # -- results
     "model_parallel": ("N", "mp", "", "devices per replica"),
     "devices": ("N", "dev", "", "devices in the run"),
+    "gradient_width": ("b", "g", "byte", "bytes per gradient value"),
     "replica_weights": ("M", "w,rep", "byte", "weights per replica"),
     "replica_gradients": ("M", "g,rep", "byte", "gradients per replica"),
     "replica_optimizer_state": ("M", "opt,rep", "byte", "optimizer state per replica"),

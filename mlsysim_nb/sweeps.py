@@ -145,51 +145,127 @@ class Sweep(RichRepr):
             raise TypeError(msg)
         return float(node.memory.capacity.m_as("byte")), node.name
 
-    def fits(self, quantity: str | None = None, *, hardware: Any = None, plus: Any = None) -> np.ndarray:
-        """Where ``quantity`` (+ ``plus`` bytes, e.g. a training state) fits the device's memory.
+    def _questions(self) -> dict[str, tuple[str, str]]:
+        """The kind's verdicts (``fits``, ``training_fits``), each with the quantity it holds and its subject."""
+        declared = getattr(self.base, "fit_questions", None)
+        return dict(declared()) if declared is not None else {}
 
-        ``quantity`` defaults to ``training_total`` (or ``total`` without
-        activations) for a training sweep and ``activations_selective`` for an
-        activation sweep; ``hardware`` defaults to the scenario's.
+    def _verdict(self, question: str) -> np.ndarray:
+        """The scenario's own verdict property, element by element over the grid."""
+        value = np.asarray(getattr(self.scenario, question), dtype=bool)
+        return np.array(np.broadcast_to(value, self.shape))
+
+    def fits(self, quantity: str | None = None, *, hardware: Any = None, plus: Any = None) -> np.ndarray:
+        """Element by element, what the scenario's own ``fits`` says (for a training sweep, the state alone).
+
+        With ``quantity``, ``hardware`` or ``plus``: where ``quantity`` (+ ``plus`` bytes, e.g. a
+        training state) fits the device's memory (``hardware`` defaults to the scenario's). The
+        quantity defaults to the one ``fits`` holds against the device (``total`` for a training
+        sweep), or the sweep's own quantity for a kind without ``fits`` (``activations_selective``
+        for an activation sweep). The whole run, state plus activations, is :meth:`training_fits`.
         """
+        question = self._questions().get("fits")
+        if question is not None and quantity is None and hardware is None and plus is None:
+            return self._verdict("fits")
+        return self._fit(quantity or (question[0] if question else None), hardware, plus)
+
+    def training_fits(self, *, hardware: Any = None, plus: Any = None) -> np.ndarray:
+        """Element by element, what the scenario's own ``training_fits`` says: the whole run, state plus activations.
+
+        Raises
+        ------
+        NotApplicableError
+            For a kind without ``training_fits`` (its ``fits`` is then the only verdict).
+        """
+        question = self._questions().get("training_fits")
+        if question is None:
+            kind = type(self.base).__name__
+            raise NotApplicableError("training_fits", f"a kind with training_fits ({kind} has only fits: use fits())")
+        if hardware is None and plus is None:
+            return self._verdict("training_fits")
+        return self._fit(question[0], hardware, plus)
+
+    def _fit(self, quantity: str | None, hardware: Any, plus: Any) -> np.ndarray:
         _, used = self._bytes_in_use(quantity)
         if plus is not None:
             used = used + _bytes(plus)
         capacity, _ = self._capacity(hardware)
         return used <= capacity
 
+    def _subject(self, name: str) -> str:
+        """What the shaded region of a plot of ``name`` says does not fit: ``the run``, ``the state``, or ``name``."""
+        for quantity, subject in self._questions().values():
+            if quantity == name:
+                return subject
+        return name
+
+    def _axis(self, x: str | None, role: str = "x") -> str:
+        if x is None:
+            return next(iter(self.axes))
+        if x not in self.axes:
+            msg = f"no sweep axis {x!r} for {role}; the swept axes are: {', '.join(map(repr, self.axes))}"
+            raise ValueError(msg)
+        return x
+
     # -- plots ----------------------------------------------------------------------------
     def plot(self, quantity: str | None = None, x: str | None = None, *, hardware: Any = None, ax: Any = None) -> Any:
         """``quantity`` against axis ``x`` (one line per value of a second axis), with the capacity line."""
         from mlsysim_nb.charts import new_axes
 
-        x = x or next(iter(self.axes))
+        x = self._axis(x)
         name, used = self._bytes_in_use(quantity)
         fig, ax = new_axes(ax)
-        xs = _plain(self.axes[x])
+        values_x = _plain(self.axes[x])
+        categorical = not _numeric(values_x)  # a choice (recompute) or a flag: one tick per value, in order
+        xs = np.arange(len(values_x)) if categorical else values_x
         others = [a for a in self.axes if a != x]
         values = np.moveaxis(used, list(self.axes).index(x), 0).reshape(len(xs), -1)
-        labels = [""] if not others else [f"{others[0]} = {v:g}" for v in _plain(self.axes[others[0]])]
+        labels = [""] if not others else [f"{others[0]} = {_tick(v)}" for v in _plain(self.axes[others[0]])]
         is_bytes = QUANTITIES[name].base == "byte"
         scale = 1e9 if is_bytes else 1.0
         for column, label in zip(values.T, labels, strict=False):
-            ax.plot(xs, column / scale, marker=".", label=label or name)
+            ax.plot(xs, column / scale, marker="o" if categorical else ".", label=label or name)
         try:
             capacity, device = self._capacity(hardware)
         except NotApplicableError:
             capacity, device = 0.0, ""
         if capacity and is_bytes:
             ax.axhline(capacity / scale, color="#1a1a1a", linestyle="--", linewidth=1.2, label=f"{device} capacity")
-            over = np.nonzero(values[:, 0] > capacity)[0]
-            if over.size:  # the fits boundary: the first value of x that no longer fits
-                first = xs[over[0]]
-                ax.axvspan(first, xs[-1], color="#d0d0d0", alpha=0.4, label=f"does not fit from {x} = {first}")
+            subject = self._subject(name) + (f" ({labels[0]})" if others else "")  # the first line's answer
+            self._shade(ax, x, (xs, values_x), values[:, 0] > capacity, subject, categorical=categorical)
+        if categorical:
+            ax.set_xticks(xs, labels=[_tick(v) for v in values_x])
         ax.set_xlabel(x)
         ax.set_ylabel(f"{name} ({'GB' if is_bytes else QUANTITIES[name].base or 'value'})")
-        if _log_spaced(xs):
+        if not categorical and _log_spaced(xs):
             ax.set_xscale("log", base=2)
         ax.legend(fontsize=8, frameon=False)
         return fig
+
+    @staticmethod
+    def _shade(ax: Any, x: str, axis: tuple[np.ndarray, np.ndarray], over: np.ndarray, subject: str, *,
+               categorical: bool) -> None:  # fmt: skip
+        """Grey where ``subject`` does not fit: from the first such x when every later one overflows too, else each."""
+        xs, values_x = axis
+        bad = np.nonzero(over)[0]
+        if not bad.size:
+            return
+        style = {"color": "#d0d0d0", "alpha": 0.4}
+        if not categorical and np.all(over[bad[0] :]):  # the fits boundary: from here on nothing fits
+            ax.axvspan(
+                xs[bad[0]], xs[-1], **style, label=f"{subject} does not fit from {x} = {_tick(values_x[bad[0]])}"
+            )
+            return
+        where = ", ".join(_tick(values_x[i]) for i in bad)
+        steps = np.diff(xs.astype(float)) if len(xs) > 1 else np.array([1.0])
+        for n, i in enumerate(bad):
+            half = 0.4 if categorical else 0.4 * float(np.min(steps))
+            ax.axvspan(
+                xs[i] - half,
+                xs[i] + half,
+                **style,
+                label=f"{subject} does not fit at {x} = {where}" if n == 0 else None,
+            )
 
     def fit_map(self, x: str, y: str, quantity: str | None = None, *, hardware: Any = None, plus: Any = None,
                 ax: Any = None) -> Any:  # fmt: skip
@@ -199,7 +275,10 @@ class Sweep(RichRepr):
         from mlsysim_nb.charts import new_axes
 
         if len(self.axes) != 2 or {x, y} != set(self.axes):
-            msg = f"fit_map needs a sweep over exactly the two axes {x!r} and {y!r}"
+            msg = (
+                f"fit_map needs a sweep over exactly the two axes {x!r} and {y!r}; "
+                f"the swept axes are: {', '.join(map(repr, self.axes))}"
+            )
             raise ValueError(msg)
         mask = self.fits(quantity, hardware=hardware, plus=plus)
         if list(self.axes) != [y, x]:
@@ -209,11 +288,12 @@ class Sweep(RichRepr):
         cmap = ListedColormap(["#d0d0d0", "#009E73"])
         ax.pcolormesh(np.arange(len(self.axes[x]) + 1), np.arange(len(self.axes[y]) + 1), mask.astype(int),
                       cmap=cmap, vmin=0, vmax=1, edgecolors="white", linewidth=0.5)  # fmt: skip
-        ax.set_xticks(np.arange(len(self.axes[x])) + 0.5, labels=[f"{v:g}" for v in _plain(self.axes[x])], rotation=45)
-        ax.set_yticks(np.arange(len(self.axes[y])) + 0.5, labels=[f"{v:g}" for v in _plain(self.axes[y])])
+        ax.set_xticks(np.arange(len(self.axes[x])) + 0.5, labels=[_tick(v) for v in _plain(self.axes[x])], rotation=45)
+        ax.set_yticks(np.arange(len(self.axes[y])) + 0.5, labels=[_tick(v) for v in _plain(self.axes[y])])
         ax.set_xlabel(x)
         ax.set_ylabel(y)
-        name, _ = self._bytes_in_use(quantity)
+        question = self._questions().get("fits")
+        name, _ = self._bytes_in_use(quantity or (question[0] if question else None))
         if plus is not None:
             name += f" + {_bytes(plus) / 1e9:.3g} GB"
         ax.set_title(f"{name} fits on {device}: green yes, grey no", fontsize=10, loc="left")
@@ -224,15 +304,10 @@ class Sweep(RichRepr):
         return f"Sweep of {self.base.title()} over {axes}: {len(self)} configurations"
 
     def _repr_html_(self) -> str:
-        from mlsysim_nb.formatting import format_magnitude
         from mlsysim_nb.repr_html import catalog_html
 
-        rows = [
-            [axis, format_magnitude("", _plain(values)) + _unit_suffix(values)] for axis, values in self.axes.items()
-        ]
-        rows.extend(
-            [name, format_magnitude(QUANTITIES[name].base, np.asarray(self.magnitude(name)))] for name in self.names()
-        )
+        rows = [[axis, _axis_text(values)] for axis, values in self.axes.items()]
+        rows.extend([name, _range_text(name, np.asarray(self.magnitude(name)))] for name in self.names())
         return catalog_html(self._repr_text_(), ["quantity", "range over the sweep"], rows)
 
     def __repr__(self) -> str:
@@ -245,6 +320,38 @@ def _bytes(amount: Any) -> float:
 
     _, magnitude = check_quantity("Sweep.fits", "plus", amount, "byte", positive=False)
     return float(magnitude)
+
+
+def _numeric(values: np.ndarray) -> bool:
+    """Numbers (counts, sizes), as opposed to a choice such as a strategy or an on/off flag."""
+    return np.asarray(values).dtype.kind in "iuf"
+
+
+def _tick(value: Any) -> str:
+    """A number as ``4`` or ``1e+03``; a choice as itself."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return str(value)
+    return f"{value:g}"
+
+
+def _axis_text(values: Any) -> str:
+    """An axis's range for the table (``1 … 64 (4 values)``), or its choices in order (``none, full``)."""
+    from mlsysim_nb.explain import choice_values
+    from mlsysim_nb.formatting import format_magnitude
+
+    plain = _plain(values)
+    if not _numeric(plain):
+        return choice_values(plain)
+    return format_magnitude("", plain) + _unit_suffix(values)
+
+
+def _range_text(name: str, values: np.ndarray) -> str:
+    """A quantity's range over the sweep; a yes/no answer as how often it holds (``true for 2 of 3``)."""
+    from mlsysim_nb.formatting import format_magnitude
+
+    if values.dtype == bool:
+        return f"true for {int(values.sum()):,} of {values.size:,}"
+    return format_magnitude(QUANTITIES[name].base, values)
 
 
 def _plain(values: Any) -> np.ndarray:
@@ -261,6 +368,21 @@ def _log_spaced(values: np.ndarray) -> bool:
     return bool(v.size > 2 and np.all(v > 0) and np.allclose(v[1:] / v[:-1], v[1] / v[0]) and v[1] / v[0] > 1.5)
 
 
+def _check_axes(scenario: Scenario, values: dict[str, Any]) -> None:
+    """Each axis through its field's own checker (as ``variant()`` checks it), before anything reads it.
+
+    A field that follows another (the activations follow the batch) is computed from the checked
+    values, so an element out of range is refused with the field's rule, never as an overflow.
+    """
+    from mlsysim_nb.fields import knobs
+
+    declared = knobs(scenario)
+    owner = type(scenario).__name__
+    for name, v in values.items():
+        if name in declared:
+            declared[name].check(owner, name, v)
+
+
 def sweep(scenario: Scenario, **axes: Sequence[Any] | np.ndarray) -> Sweep:
     """Evaluate ``scenario`` over a grid of field values, vectorised.
 
@@ -274,8 +396,10 @@ def sweep(scenario: Scenario, **axes: Sequence[Any] | np.ndarray) -> Sweep:
     >>> s = sweep(Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100, batch_size=[8, 16, 32])
     >>> s["training_total"].to("GB").magnitude.round(1)
     array([ 45.4,  66.8, 109.6])
-    >>> s.fits().tolist()
+    >>> s.training_fits().tolist()
     [True, True, False]
+    >>> s.fits().tolist()  # the state alone, as the scenario's own fits
+    [True, True, True]
 
     Raises
     ------
@@ -291,6 +415,7 @@ def sweep(scenario: Scenario, **axes: Sequence[Any] | np.ndarray) -> Sweep:
         msg = "sweep() starts from a single scenario; this one already holds arrays"
         raise TypeError(msg)
     values = {name: _axis_values(name, v) for name, v in axes.items()}
+    _check_axes(scenario, values)
     changes: dict[str, Any] = {}
     for index, (name, v) in enumerate(values.items()):
         shape = [1] * len(values)

@@ -156,8 +156,13 @@ class TrainingView:
     COMPARISON_ROWS: ClassVar[tuple[str, ...]] = _COMPARISON_ROWS
 
     def sweep_quantity(self: Any) -> str:
-        """What a sweep of this scenario plots and fits by default: the run's memory."""
+        """What a sweep of this scenario plots by default: the run's memory."""
         return "training_total" if self.activations is not None else "total"
+
+    def fit_questions(self: Any) -> dict[str, tuple[str, str]]:
+        """Each verdict, the quantity it holds against the device, and what it is about (for a sweep's words)."""
+        run = ("training_total", "the run") if self.activations is not None else ("total", "the run (state only)")
+        return {"fits": ("total", "the state"), "training_fits": run}
 
     def default_title(self: Any) -> str:
         """``"GPT-2 XL, 16-bit + FP32 master + Adam on NVIDIA H100"``: the recipe, named from the fields."""
@@ -213,8 +218,11 @@ class TrainingView:
     def method_inputs(self: Any) -> dict[str, Any]:
         """Example arguments of the methods the derivation shows (another batch, a disk's bandwidth)."""
         extra: dict[str, Any] = {"write_bandwidth": EXAMPLE_WRITE_BANDWIDTH.m_as("byte/second")}
-        if self.batch_size is not None and not is_array(self.batch_size):
-            extra["at_batch_size"] = 2 * self.batch_size
+        if self.batch_size is not None:
+            extra["at_batch_size"] = 2 * self.batch_size  # an array in a sweep over the batch
+        else:
+            # no batch, so no 2 × batch_size: activations_at reads batch_size and says it is missing (D9)
+            extra["at_batch_size"] = 1
         return extra
 
     def input_rows(self: Any) -> list[tuple[str, str, str]]:

@@ -95,7 +95,7 @@ def parallel_scenarios(draw: Any, activations: bool | None = None) -> ParallelTr
     assert workload.heads is not None and workload.layers is not None
     with_acts = draw(st.booleans()) if activations is None else activations
     t = draw(st.sampled_from(_divisors(workload.heads)))
-    sequence_parallel = draw(st.booleans())
+    sequence_parallel = t > 1 and draw(st.booleans())  # sequence parallelism needs t > 1
     acts = None
     if with_acts:
         acts = ActivationMemoryScenario(

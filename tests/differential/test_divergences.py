@@ -292,3 +292,17 @@ def test_every_listed_difference_is_tested() -> None:
     tested = {int(m.group(1)) for name in globals() if (m := re.match(r"test_d(\d+)_", name))}
     assert listed == set(range(1, len(listed) + 1))
     assert tested == listed
+
+
+def test_d18_ffn_multiple_sizes_the_per_token_coefficient() -> None:
+    """D18: ffn_multiple = 8: the reference keeps 34 bytes per token (85.56 GB selective); ours is 18 + 4 · 8 = 50."""
+    act = "Gpt2XlBatch32Activations"  # GPT-2 XL: L = 48, s = 1024, b = 32, h = 1600
+    theirs = getattr(REF, act).variant(ffn_multiple=8)
+    ours = Scenarios[act].variant(ffn_multiple=8)
+    sbh_l = 48 * 1024 * 32 * 1600
+    assert theirs.per_token_bytes_coefficient == 34
+    assert theirs.activations("selective").m_as("byte") == pytest.approx(sbh_l * 34, rel=1e-12)
+    assert ours.per_token_bytes_coefficient == 50
+    assert ours.activations("selective").m_as("byte") == sbh_l * 50
+    # at Korthikanti's 4h MLP both give 34
+    assert Scenarios[act].per_token_bytes_coefficient == getattr(REF, act).per_token_bytes_coefficient == 34

@@ -1,4 +1,4 @@
-"""Notebook 09 (how GPT-3 175B fits): its prose figures are the package's, and its walk ends at Table 3's layout."""
+"""Notebook 09 (how GPT-3 175B fits): its prose figures are the package's, and its walk ends at Table 3's layout (m = 3)."""
 
 from __future__ import annotations
 
@@ -51,14 +51,88 @@ ONE = ParallelTrainingScenario(
     ),
     activations=ActivationMemoryScenario(workload=Workloads.GPT3_175B, micro_batch=1, seq_len=2048),
 )
-TABLE3 = ONE.variant(tensor_parallel=8, sequence_parallel=True, pipeline_parallel=8)
+PIPELINE = ONE.variant(tensor_parallel=8, sequence_parallel=True, pipeline_parallel=8)  # step 3: 1F1B, m = 1
+TABLE3 = PIPELINE.variant(interleave=3)  # step 4: Korthikanti Sec. 6, "three interleaving stages (m = 3)"
+
+
+def _gb_gib(q: Any) -> str:
+    """The notebook's own format for a memory figure (its helper gb())."""
+    return f"{q.to('GB').m:,.2f} GB ({q.to('GiB').m:,.2f} GiB)"
+
+
+def _walk_steps() -> list[tuple[str, str]]:
+    """Each printed step of the walk, in order: its label line and its 'per device' line."""
+    lines = "\n".join(_shown(c) for c in _cells() if c["cell_type"] == "code").splitlines()
+    steps = []
+    for i, line in enumerate(lines):
+        if re.match(r"^\S.*: \d+ device\(s\), ", line):
+            steps.append((line, next(x for x in lines[i + 1 :] if "per device:" in x)))
+    return steps
 
 
 def test_the_walk_ends_at_the_named_table_3_case() -> None:
-    """The notebook's explicit Table 3 layout is the package's named case, byte for byte."""
+    """The notebook's Table 3 layout is the package's named case (m = 3), byte for byte, and it is the walk's last step."""
     named = PARALLEL_CASES["Gpt3_175BKorthikantiTable3OnA100"](None)
+    assert named.interleave == TABLE3.interleave == 3
     for name in ("state_per_device", "activations_per_device", "total_per_device"):
         assert getattr(TABLE3, name).m_as("byte") == getattr(named, name).m_as("byte")
+    label, total = _walk_steps()[-1]
+    assert "Korthikanti Table 3" in label and "(m=3)" in label, label
+    assert f"= {_gb_gib(named.total_per_device)} per device: fits" in total, total
+    sources = "\n".join(_text(c) for c in _cells() if c["cell_type"] == "code")
+    assert "table3 = pipeline.variant(interleave=3)" in sources
+
+
+def test_the_walk_prints_the_interleaved_figures() -> None:
+    """The m = 3 figures the lead's case gives (13.26 GB of activations, 57.0 GB per device) are printed, not typed."""
+    named = PARALLEL_CASES["Gpt3_175BKorthikantiTable3OnA100"](None)
+    shown = "\n".join(_shown(c) for c in _cells() if c["cell_type"] == "code")
+    assert f"activations {_gb_gib(named.activations_per_device)}" in shown
+    assert round(_gb(named.activations_per_device), 2) == 13.26
+    assert round(_gb(named.total_per_device), 1) == 57.0
+    prose = " ".join(_prose().split())
+    for stale in ("54.0 GB per device", "10.27 GB of activations", "57.0 GB", "13.26 GB"):
+        assert stale not in prose, stale
+    assert "three interleaving stages ($m = 3$) for the 175B and 530B models" in prose
+
+
+def test_data_parallelism_alone_fits_with_full_recomputation() -> None:
+    """N_d = 64, ZeRO 3 and full recomputation fit (48.58 GB per device): the text no longer says only model parallelism can."""
+    zero3_full = ONE.variant(data_parallel=64, zero_stage=3, recompute="full")
+    assert zero3_full.fits
+    assert round(_gb(zero3_full.total_per_device), 2) == 48.58
+    label, total = next(s for s in _walk_steps() if s[0].startswith("1.4 "))
+    assert "full recomputation" in label and f"= {_gb_gib(zero3_full.total_per_device)} per device: fits" in total
+    prose = " ".join(_prose().split())
+    assert "cannot shrink further" not in prose
+    assert "Step 1.4 fits" in prose
+
+
+def test_exercise_9_2_accepts_both_readings_of_full_recomputation() -> None:
+    """2 sbh/t (the package, with SP) and Table 2's unsplit 2 sbh, each over L(1 + (p-1)/(pm)) layers; nothing else."""
+    from mlsysim_nb.exercises import require
+
+    factor = 1 + 7 / 24
+    split = TABLE3.variant(recompute="full").activations_per_device
+    unsplit = TABLE3.variant(recompute="full", sequence_parallel=False).activations_per_device
+    assert split.m_as("byte") == pytest.approx(96 * 2 * 2048 * 12288 / 8 * factor)
+    assert unsplit.m_as("byte") == pytest.approx(96 * 2 * 2048 * 12288 * factor)
+    for answer in (split.m_as("GB"), unsplit.m_as("GB")):
+        require(answer, split, unit="GB", accept=[unsplit])
+    forgot_interleaving = 96 * 2 * 2048 * 12288 / 8 / 1e9
+    with pytest.raises(AssertionError):
+        require(forgot_interleaving, split, unit="GB", accept=[unsplit])
+    check_cell = next(_text(c) for c in _cells() if c["metadata"].get("nbgrader", {}).get("grade_id") == "check_9_2")
+    assert check_cell.count("accept=[table_2_row]") == 2
+    assert 'table_2_row = table3.variant(recompute="full", sequence_parallel=False)' in check_cell
+
+
+def test_the_papers_facts() -> None:
+    """GPT-3 was trained on V100s; the GPT-3-shaped run is Korthikanti's on A100s; the layer terms are Sec. 4.3."""
+    first = _text(_cells()[0])
+    assert "V100" in first and "GPT-3's shape" in first and "A100 80GB" in first
+    prose = _prose()
+    assert "Sec. 4.4" not in prose and "Sec. 4.3" in prose
 
 
 def test_prose_figures_are_the_models() -> None:
@@ -77,14 +151,19 @@ def test_prose_figures_are_the_models() -> None:
         == (31.4, 10.3),
         "they are 82.14 GB": round(_gb(ONE.activations_per_device), 2) == 82.14,
         "352 MB per device per layer": round(TABLE3.tensor_parallel_traffic_per_layer.m_as("MB")) == 352,
-        "the 44 % more first-stage": round(100 * (TABLE3.variant(interleave=2).interleave_factor - 1)) == 44,
-        "43.75 GB of state + 10.27 GB of activations = 54.0 GB per device, 62.9 %": (
-            _gb(TABLE3.state_per_device),
-            round(_gb(TABLE3.activations_per_device), 2),
-            round(_gb(TABLE3.total_per_device), 1),
-            round(100 * float(TABLE3.device_memory_share), 1),
+        "the 29 % more first-stage": round(100 * (TABLE3.interleave_factor - 1)) == 29,
+        "$1 + 7/24$ times the activations, 29 % more": TABLE3.interleave_factor == pytest.approx(1 + 7 / 24)
+        and round(100 * (TABLE3.activations_per_device / PIPELINE.activations_per_device - 1).m_as("")) == 29,
+        "1.4375 at $m = 2$, 1.2917 at $m = 3$": (
+            round(PIPELINE.variant(interleave=2).interleave_factor, 4),
+            round(TABLE3.interleave_factor, 4),
         )
-        == (43.75, 10.27, 54.0, 62.9),
+        == (1.4375, 1.2917),
+        "11 % with the 1F1B schedule; Table 3's $m = 3$ cuts it to a third, 3.6 %": (
+            round(100 * 7 / 64),
+            round(100 * 7 / 64 / TABLE3.interleave, 1),
+        )
+        == (11, 3.6),
         "1.5 times the data-parallel volume": TABLE3.variant(data_parallel=2, zero_stage=3).zero_traffic_multiple
         == 1.5,
     }
@@ -95,20 +174,25 @@ def test_prose_figures_are_the_models() -> None:
 
 
 def test_fit_map_reading() -> None:
-    """The text's reading of the fit map: on 64 devices every t x p = 64 layout fits except t = 1; none on 32."""
+    """The text's reading of the fit map (1F1B): every t x p = 64 layout fits except t = 1 (no SP there); none on 32."""
     for t, p in [(2, 32), (4, 16), (8, 8), (16, 4), (32, 2)]:
-        assert TABLE3.variant(tensor_parallel=t, pipeline_parallel=p).fits
-    assert not TABLE3.variant(tensor_parallel=1, pipeline_parallel=96).fits
-    for t, p in [(1, 32), (2, 16), (4, 8), (8, 4), (16, 2), (32, 1)]:
-        assert not TABLE3.variant(tensor_parallel=t, pipeline_parallel=p).fits
+        assert PIPELINE.variant(tensor_parallel=t, pipeline_parallel=p).fits
+    assert not PIPELINE.variant(tensor_parallel=1, sequence_parallel=False, pipeline_parallel=96).fits
+    assert not PIPELINE.variant(tensor_parallel=1, sequence_parallel=False, pipeline_parallel=32).fits
+    for t, p in [(2, 16), (4, 8), (8, 4), (16, 2), (32, 1)]:
+        assert not PIPELINE.variant(tensor_parallel=t, pipeline_parallel=p).fits
+    fit_map = next(_text(c) for c in _cells() if "fit_map(" in _text(c))
+    assert "sweep(pipeline, tensor_parallel=[2, 4, 8, 16, 32]" in fit_map
 
 
 def test_the_panel_task_is_reachable() -> None:
-    """'Smallest t x p with ZeRO 1 and N_d = 8' is 16, reached by powers of two the controls drag to."""
-    start = TABLE3.variant(data_parallel=8, zero_stage=1, tensor_parallel=1, pipeline_parallel=1)
+    """'Smallest t x p with ZeRO 1 and N_d = 8' is 16, reached by powers of two the controls drag to (SP needs t > 1)."""
+    start = PIPELINE.variant(data_parallel=8, zero_stage=1, tensor_parallel=2, pipeline_parallel=1)
+    sources = [_text(c) for c in _cells() if c["cell_type"] == "code"]
+    assert "explore(pipeline.variant(data_parallel=8, zero_stage=1, tensor_parallel=2, pipeline_parallel=1))" in sources
     fitting = [
         t * p
-        for t in (1, 2, 4, 8, 16, 32)
+        for t in (2, 4, 8, 16, 32)
         for p in (1, 2, 4, 8, 16, 32)
         if start.variant(tensor_parallel=t, pipeline_parallel=p).fits
     ]

@@ -330,7 +330,7 @@ GPT3 = _parallel(Workloads.GPT3_175B)
                 "sequence_parallel": True,
             },
             "sequence_parallel",
-            "t must divide them; got t=32",
+            "t must divide the 2000 tokens, got t = 32",
         ),
         ({"data_parallel": True}, "data_parallel", "whole number"),
         ({"sequence_parallel": "yes"}, "sequence_parallel", "one of False, True"),
@@ -413,10 +413,10 @@ def test_branching_formulas_are_listed() -> None:
     branching = sorted(n for n in PARALLEL_NAMES if FORMULAS[n].is_branching)
     assert branching == [
         "gradient_shards",
+        "gradient_width",
         "interleave_factor",
         "layer_activations",
         "optimizer_shards",
-        "replica_gradients",
         "replica_master_weights",
         "replica_optimizer_state",
         "replica_weights",

@@ -31,7 +31,7 @@ def test_batch_sweep_rescales_activations() -> None:
     assert s["training_total"][0].m_as("byte") == pytest.approx(
         base.variant(batch_size=16, activations=base.activations_at(16)).training_total.m_as("byte")
     )
-    assert s.fits().tolist() == [True, False]
+    assert s.training_fits().tolist() == [True, False]
 
 
 @given(training_scenarios(), st.lists(st.sampled_from([1, 2, 4]), min_size=1, max_size=4))
@@ -79,7 +79,7 @@ def test_validation_names_field_and_offending_value() -> None:
 def test_large_sweep_is_one_vectorised_evaluation() -> None:
     """100,000 configurations evaluate as arrays (timed in benchmarks/, not here)."""
     s = sweep(Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100, batch_size=np.arange(1, 100_001))
-    fits = s.fits()
+    fits = s.training_fits()
     assert fits.shape == (100_000,)
     assert fits.sum() == Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100.max_resident_batch
     assert len(s.to_dict()["training_total"]) == 100_000

@@ -74,8 +74,8 @@ def test_fits_refuses_quantities_that_are_not_memory(name: str) -> None:
 def test_fits_reads_text_and_catalog_keys() -> None:
     """plus="2 GB" is two gigabytes and hardware="H100" is the catalog's H100."""
     result = sweep(FLASH, batch_size=[16, 22, 23])
-    by_node = result.fits(hardware=Hardware.H100, plus=Q_(2, "GB"))
-    assert by_node.tolist() == result.fits(hardware="H100", plus="2 GB").tolist()
+    by_node = result.training_fits(hardware=Hardware.H100, plus=Q_(2, "GB"))
+    assert by_node.tolist() == result.training_fits(hardware="H100", plus="2 GB").tolist()
     assert by_node.tolist() == [True, True, False]  # 24 + 2.674 x 23 + 2 = 87.5 GB > 85.9 GB
     with pytest.raises(TypeError, match="HardwareNode or a catalog key"):
         result.fits(hardware=3)
