@@ -1,16 +1,15 @@
-"""Notebook 10: nbgrader metadata as the course uses it, and a clean run without PyTorch."""
+"""Notebook 10: nbgrader metadata as the course uses it, and a run without PyTorch that shows the recording."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-import mlsysim_nb.measure
 from mlsysim_nb.measure import INSTALL_HINT
+from mlsysim_nb.measure.recorded import RECORDED_LABEL
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "10_measuring_what_the_model_predicts.ipynb"
 
@@ -71,19 +70,58 @@ def test_explain_cell_is_graded_by_hand():
     assert (meta["grade_id"], meta["solution"], meta["grade"], meta["points"]) == ("explain_10_5", True, True, 2)
 
 
-def test_without_torch_the_notebook_says_how_to_install(monkeypatch):
-    """With PyTorch reported missing, every code cell runs and the first prints the install command."""
-    monkeypatch.setattr(mlsysim_nb.measure, "torch_available", lambda: False)
-    namespace = {"__name__": "__notebook__"}
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        for cell in _cells():
-            if cell["cell_type"] == "code":
-                source = "\n".join(line for line in _source(cell).splitlines() if not line.lstrip().startswith("%"))
-                exec(compile(source, NOTEBOOK.name, "exec"), namespace)  # noqa: S102 - our own notebook
-    assert out.getvalue().splitlines()[0] == INSTALL_HINT
-    assert namespace["layer"] is None
-    assert "measured" not in out.getvalue()
+def _run_without_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+    """Execute notebook 10 in a fresh kernel in which ``import torch`` fails, as in ``make lab`` without the extra."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    (tmp_path / "sitecustomize.py").write_text("import sys\nsys.modules['torch'] = None  # import torch fails\n")
+    paths = [str(tmp_path), str(NOTEBOOK.parents[1]), os.environ.get("PYTHONPATH", "")]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in paths if p))
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}
+    ).execute()
+    return nb.cells
+
+
+def _text(cell) -> str:
+    return "\n".join(
+        "".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", "")) for o in cell.outputs
+    )
+
+
+def test_without_torch_a_student_reads_the_recorded_measurements(tmp_path, monkeypatch):
+    """Without PyTorch every cell runs, says how to install it, and shows the stored measurements, labelled recorded."""
+    cells = _run_without_torch(tmp_path, monkeypatch)
+    code = [c for c in cells if c.cell_type == "code"]
+    assert [o for c in code for o in c.outputs if o.output_type == "error"] == []
+    first = _text(code[0]).splitlines()
+    assert first == [INSTALL_HINT, f"Until then, the cells below show measurements {RECORDED_LABEL}."]
+    by_source = {c.source.split(" = ")[0]: _text(c) for c in code}
+    layer = by_source["layer"]
+    assert layer.startswith(
+        "<LayerMeasurement: one GPT layer, s=256, b=2, h=512, a=8, bfloat16, explicit attention, scaled dropout masks, "
+        f"{RECORDED_LABEL}: measured 15.73 MB"
+    )
+    assert "Saved tensors, in forward order:" in layer  # what the text above asks the student to open
+    assert by_source["fused"].startswith("<LayerMeasurement: one GPT layer") and RECORDED_LABEL in by_source["fused"]
+    assert _text(next(c for c in code if c.source.startswith("states = "))).count(RECORDED_LABEL) == 3
+    checks = [_text(c) for c in code if "exercise" in c.metadata.get("tags", [])]
+    assert len(checks) == 4
+    assert all(t.startswith("Correct: ") for t in checks)  # the solutions, graded against the recording
+    stored = {c["id"]: _texts(c) for c in _cells() if c["cell_type"] == "code"}
+    for cell in code[1:]:  # apart from the labels, the student reads what the measuring run stored
+        assert _text(cell).replace(f", {RECORDED_LABEL}", "") == stored[cell.id], cell.source[:60]
+    intro = "".join(_cells()[0]["source"])
+    assert "**recorded**" in intro
+    assert "outputs stored here are real" not in intro
+
+
+def _texts(cell) -> str:
+    return "\n".join(
+        "".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", "")) for o in cell.get("outputs", [])
+    )
 
 
 @pytest.mark.parametrize("name", ["layer", "fused"])
