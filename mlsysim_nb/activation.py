@@ -343,6 +343,3 @@ class ActivationMemoryScenario(Scenario):
                 "strategy", "recomputation", STRATEGIES, steps={s: f'activations("{s}")' for s in STRATEGIES}
             ),
         ]
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__}: {self.headline()}>"

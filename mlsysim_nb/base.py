@@ -387,7 +387,9 @@ class Scenario:
         return [name for name, value in self.inputs().items() if _is_array_value(value)]
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__}: {self.headline()}>"
+        from mlsysim_nb.repr_text import one_line
+
+        return f"<{type(self).__name__}: {one_line(str(self.headline()))}>"
 
     # -- display: the derivation as HTML, Markdown and text, and the chart -----------------
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mlsysim_nb.errors import show_number
 from mlsysim_nb.fields import knobs
 
 if TYPE_CHECKING:
@@ -68,8 +69,12 @@ class ControlSpec:
             return "" if value in allowed else f"choose one of {', '.join(label for label, _ in self.options)}"
         if self.kind == "toggle":
             return "" if isinstance(value, bool) else "must be True or False"
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            return f"must be a whole number from {self.low:g} to {self.high:g}"
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or (isinstance(value, float) and not math.isfinite(value))
+        ):
+            return f"must be a whole number from {show_number(self.low)} to {show_number(self.high)}"
         return ""
 
 

@@ -87,6 +87,7 @@ class Derivation:
     sections: tuple[Section, ...]
     notes: tuple[tuple[str, str], ...] = ()
     unset: tuple[str, ...] = ()  # optional inputs left at None, folded into one line
+    caveats: tuple[str, ...] = ()  # what to know before reading the numbers (a segment count that misleads)
 
     @property
     def summary(self) -> str:
@@ -204,4 +205,5 @@ def explain(scenario: Scenario) -> Derivation:
         sections=tuple(sections),
         notes=scenario.NOTES,
         unset=unset,
+        caveats=tuple(scenario.caveats()),
     )

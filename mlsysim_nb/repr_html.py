@@ -8,18 +8,24 @@ decorates: GitHub and nbviewer strip it and the content still reads.
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from functools import lru_cache, partial
-from html import escape
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from mlsysim_nb.explain import Derivation, InputRow, Section, Step, explain, step_parts
+from mlsysim_nb.repr_text import visible
 
 if TYPE_CHECKING:
     from mlsysim_nb.base import Scenario
 
 __all__ = ["Chosen", "catalog_html", "hardware_html", "scenario_html", "workload_html"]
+
+
+def escape(text: str) -> str:
+    """``text`` for HTML: escaped, with control and bidirectional characters written as visible escapes."""
+    return html.escape(visible(text))
 
 
 @lru_cache(maxsize=1)
@@ -124,7 +130,8 @@ def summary_html(derivation: Derivation) -> str:
         text += f': <span class="{_VERDICT_CLASS[verdict.ok]}">{escape(verdict.text)}</span>'
     kind = f'<span class="msn-kind">{escape(derivation.kind)}</span>'
     title = f'<div class="msn-title">{escape(derivation.title)} {kind}</div>'
-    return f'{title}<div class="msn-summary">{text}</div>'
+    caveats = "".join(f'<div class="msn-warning">&#9888; {escape(c)}</div>' for c in derivation.caveats)
+    return f'{title}<div class="msn-summary">{text}</div>{caveats}'
 
 
 @dataclass(frozen=True)

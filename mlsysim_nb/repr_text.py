@@ -175,7 +175,9 @@ def _step_lines(step: Step) -> list[str]:
 
 def derivation_text(d: Derivation) -> str:
     """The derivation as indented plain text, one line per row whatever the names hold."""
-    lines = [f"{one_line(d.title)} ({one_line(d.kind)})", one_line(d.summary), "", "Inputs"]
+    lines = [f"{one_line(d.title)} ({one_line(d.kind)})", one_line(d.summary)]
+    lines += [f"Caveat: {one_line(c)}" for c in d.caveats]
+    lines += ["", "Inputs"]
     width = max([len(one_line(r.name)) for r in d.inputs] or [0])
     lines += [f"  {one_line(r.name):<{width}}  {one_line(r.value)}" for r in d.inputs]
     if d.unset:
@@ -202,7 +204,9 @@ def _step_row(s: Step) -> str:
 def derivation_markdown(d: Derivation) -> str:
     """The derivation as Markdown: headings and tables, every interpolated string escaped."""
     md = escape_markdown
-    out = [f"**{md(d.title)}** ({md(d.kind)})", "", md(d.summary), "", "| input | value |", "|---|---|"]
+    out = [f"**{md(d.title)}** ({md(d.kind)})", "", md(d.summary), ""]
+    out += [f"> **Caveat:** {md(c)}\n" for c in d.caveats]
+    out += ["| input | value |", "|---|---|"]
     out += [f"| {_code(r.name)} | {md(r.value)} |" for r in d.inputs]
     if d.unset:
         out += ["", "Not set (None): " + ", ".join(_code(n) for n in d.unset)]

@@ -17,6 +17,7 @@ import numpy as np
 from mlsysim_nb.base import wrapper
 from mlsysim_nb.display import RichRepr
 from mlsysim_nb.errors import FieldError, NotApplicableError
+from mlsysim_nb.fields import parse_quantity
 from mlsysim_nb.physics import FORMULAS, QUANTITIES
 from mlsysim_nb.units import Q_, ureg
 
@@ -38,7 +39,7 @@ def _axis_values(name: str, values: Any) -> Any:
         raise TypeError(msg)
     if isinstance(values, (list, tuple)) and any(isinstance(v, ureg.Quantity) or _quantity_text(v) for v in values):
         try:
-            values = ureg.Quantity.from_list([Q_(v) if isinstance(v, str) else v for v in values])
+            values = ureg.Quantity.from_list([parse_quantity(v) if isinstance(v, str) else v for v in values])
         except Exception as err:  # noqa: BLE001 - mixed units or unreadable text: say which axis
             msg = f"sweep axis {name!r}: its values must be quantities of one dimension ({err})"
             raise FieldError("sweep", name, msg) from None

@@ -282,6 +282,3 @@ class TrainingStateFitScenario(TrainingView, Scenario):
 
         env = self._env.with_inputs({"write_bandwidth": rate})
         return _wrap("checkpoint_write_time", env.get("checkpoint_write_time"))
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__}: {self.headline()}>"

@@ -22,6 +22,7 @@ import traitlets
 
 from mlsysim_nb.charts import COLORS, memory_breakdown, size_text
 from mlsysim_nb.controls import ControlSpec, changes_for, controls_for, log2_bounds
+from mlsysim_nb.errors import show_number
 from mlsysim_nb.repr_html import Chosen, error_html, scenario_html, warning_html
 
 if TYPE_CHECKING:
@@ -229,7 +230,8 @@ class ScenarioExplorer(w.VBox):
         self._apply(name, round(value))
 
     def _reject(self, spec: ControlSpec, value: Any, reason: str) -> None:
-        self.error = f"{spec.label} = {value!r} was not applied: {reason}"
+        shown = show_number(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else repr(value)
+        self.error = f"{spec.label} = {shown} was not applied: {reason}"
         self.status.value = error_html(self.error + " (the last good scenario is kept)")
         self._sync_controls()  # the control goes back to the value in use
 
