@@ -11,6 +11,9 @@ __all__ = ["FieldError", "FieldUnitError", "HardwareFileError", "MemoryLimitErro
 
 #: Whole numbers up to this size are written out in full, with thousands separators.
 _EXACT_UP_TO = 10**30
+#: Above 2**53 a float no longer holds every whole number; its digits beyond this many are rounding.
+_EXACT_FLOAT = 2**53
+_FLOAT_DIGITS = 15
 
 
 def _scientific(log10: float, negative: bool) -> str:
@@ -43,6 +46,10 @@ def show_number(value: Any) -> str:
             return repr(value)
         exact = decimal.Decimal(repr(value))  # the shortest decimal that reads back as this float
         whole = exact == exact.to_integral_value() and abs(exact) <= _EXACT_UP_TO
+        if whole and abs(value) > _EXACT_FLOAT and len(exact.as_tuple().digits) > _FLOAT_DIGITS:
+            # a float this large stood for an integer it could not hold (2**70): its digits past the
+            # 15th are the float's, not the number's, so give it in scientific notation
+            return _scientific(math.log10(abs(value)), value < 0)
         return f"{int(exact):,}" if whole else repr(value)  # a fraction exactly, so 8.0000001 is not "8"
     if isinstance(value, decimal.Decimal):
         if not value.is_finite():

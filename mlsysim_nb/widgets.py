@@ -23,7 +23,7 @@ import traitlets
 from mlsysim_nb.charts import COLORS, memory_breakdown, size_text
 from mlsysim_nb.controls import ControlSpec, changes_for, controls_for, log2_bounds
 from mlsysim_nb.errors import show_number
-from mlsysim_nb.repr_html import Chosen, error_html, scenario_html, warning_html
+from mlsysim_nb.repr_html import Chosen, error_html, scenario_html
 
 if TYPE_CHECKING:
     from mlsysim_nb.base import Scenario
@@ -266,13 +266,10 @@ class ScenarioExplorer(w.VBox):
         for callback in self._callbacks:
             callback(self._scenario)
 
-    def _show_caveats(self) -> None:
-        """The status line: the scenario's caveats (applied, but read them), or nothing."""
-        caveats = self._scenario.caveats()
-        self.status.value = warning_html(" ".join(caveats)) if caveats else ""
-
     def _render(self) -> None:
-        self._show_caveats()
+        # the status line holds the panel's own messages; the scenario's caveats show in its derivation,
+        # right under the one-line answer, exactly as its repr shows them
+        self.status.value = ""
         highlight = next(iter(self.view.values()), "")
         self.chart.show(self._scenario, highlight)
         chosen = None

@@ -64,3 +64,13 @@ def test_sweep_text_is_read_by_the_guarded_reader() -> None:
     """sweep(bytes_per_value=["1 B", "10**10**10 B"]) is refused at once, naming the axis, instead of hanging."""
     with pytest.raises(FieldError, match="bytes_per_value"):
         sweep(FLASH, bytes_per_value=["1 B", "10**10**10 B"])
+
+
+def test_a_float_that_lost_an_integers_digits_is_not_written_out_in_full() -> None:
+    """sweep(batch_size=[1, 2**70]) reads 2**70 as a float: the message says 1.18e+21, not 20 invented digits."""
+    from mlsysim_nb.errors import show_number
+
+    with pytest.raises(FieldError, match=r"got 1\.18e\+21$"):
+        sweep(FLASH, batch_size=[1, 2**70])
+    assert show_number(2**70) == "1,180,591,620,717,411,303,424"  # an int keeps every digit
+    assert show_number(1e18) == "1,000,000,000,000,000,000"  # a float whose digits are all its own

@@ -261,18 +261,20 @@ def test_plain_text_form_holds_the_numbers(panel: ScenarioExplorer) -> None:
 def test_segment_count_that_does_not_divide_the_layers_warns() -> None:
     """Segments k = 28 of 48 layers: the estimate leaves 20 layers out and reads below full recomputation; the panel says so."""
     p = explore(Scenarios.Gpt2XlBatch32SegmentCheckpointed)
-    assert "not counted alike" in p.status.value  # 8 segments of 6 layers keep more than full recomputation
+    assert "not counted alike" in p.derivation.value  # 8 segments of 6 layers keep more than full recomputation
     p.set("checkpoint_segments", 28)
     s = p.scenario
     assert s.checkpointed_activations < s.activations("full")  # the model's number, as its equation has it
     assert p.error == ""  # applied, not refused
-    warning = p.status.value
+    warning = p.derivation.value
     assert "28 segments do not divide the 48 layers" in warning
     assert "20 layers" in warning
     assert "reads low" in warning
-    p.set("checkpoint_segments", 0)  # segments off: nothing to compare
+    assert warning.count("28 segments do not divide") == 1  # once, under the answer, as in the repr
     assert p.status.value == ""
+    p.set("checkpoint_segments", 0)  # segments off: nothing to compare
+    assert 'class="msn-warning"' not in p.derivation.value
     p.set("checkpoint_segments", 48)  # divides, and keeps more than full recomputation
-    assert "48 segments keep more than full recomputation" in p.status.value
-    p.set("checkpoint_segments", 100)  # refused: the refusal replaces the caveat
+    assert "48 segments keep more than full recomputation" in p.derivation.value
+    p.set("checkpoint_segments", 100)  # refused: the status line says so
     assert "was not applied" in p.status.value
