@@ -372,9 +372,10 @@ def test_refusal_message_in_full(browser: Any, lab: dict[str, Any], artifacts: P
     box.press("Enter")
     status = page.locator(".msn-error")
     expect(status).to_contain_text("was not applied", timeout=30_000)
-    _settled(page, control, 1)
+    _settled(page, control, 2)  # the box goes back to the last good t
     error = _kernel(page, "print(panel.error)")
     assert error.startswith("tensor parallel (t) = 3 was not applied: ")
+    assert "with sequence parallelism on, t must divide the 2048 tokens" in error  # the rule the student hit
     assert " ".join((status.text_content() or "").split()) == f"{error} (the last good scenario is kept)"
     for width in (1400, 900, 600, 420):  # a side-by-side or phone-width notebook wraps it over more lines
         page.set_viewport_size({"width": width, "height": 1000})
