@@ -220,10 +220,6 @@ class Scenario:
             _CHANGED.reset(token)
             _ORIGIN.reset(origin)
 
-    def rebind(self, **changes: Any) -> Any:
-        """The same as ``variant(**changes)``: kept for code written before the two became one."""
-        return self.variant(**changes)
-
     # -- validation: every declared field through its Knob, then what fields must agree on ---------
     def _check_fields(self) -> dict[str, Any]:
         """Check and normalise every declared field; returns their base-unit magnitudes by name."""

@@ -200,11 +200,11 @@ def changes_for(spec: ControlSpec, scenario: Scenario, value: Any) -> Changes:
 
 
 def apply_control(scenario: Scenario, spec: ControlSpec, value: Any, **extra: Any) -> Any:
-    """The scenario after setting ``spec`` to ``value``: one validating ``rebind()`` (may raise)."""
+    """The scenario after setting ``spec`` to ``value``: one validating ``variant()`` (may raise)."""
     changes = changes_for(spec, scenario, value)
     if not changes and not extra:
         return scenario
-    return scenario.rebind(**changes, **extra)
+    return scenario.variant(**changes, **extra)
 
 
 def log2_bounds(spec: ControlSpec) -> tuple[int, int]:

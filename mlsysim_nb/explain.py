@@ -122,7 +122,7 @@ def step_parts(step: Step, *, html: bool = False) -> tuple[str, str, str, str]:
 def _cases(formula: Any, env: Any) -> tuple[Case, ...]:
     """The cases that apply: one for a scenario; in a sweep, every case some element takes, in order.
 
-    Element-wise as :class:`~mlsysim_nb.physics_parallel.Piecewise` evaluates: each element takes the
+    Element-wise as :meth:`~mlsysim_nb.formula.Formula.evaluate` evaluates: each element takes the
     first case whose flag is true there.
     """
     if not formula.is_branching:

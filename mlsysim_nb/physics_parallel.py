@@ -30,11 +30,8 @@ Sources
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
-
-import numpy as np
 
 from mlsysim_nb import layers
 from mlsysim_nb.formula import Case, Formula
@@ -44,7 +41,6 @@ __all__ = [
     "PARALLEL_FORMULAS",
     "PARALLEL_NAMES",
     "PARALLEL_NOTATION",
-    "Piecewise",
 ]
 
 #: Bytes per hidden element per layer (16-bit) that tensor parallelism leaves whole on every device
@@ -58,31 +54,7 @@ KORTHIKANTI_REPLICATED_BYTES = layers.replicated_bytes()
 Getter = Callable[[str], Any]
 
 
-@dataclass(frozen=True)
-class Piecewise(Formula):
-    """A formula that chooses between cases by flags that may be NumPy arrays (a sweep).
-
-    With scalar flags it is an ordinary formula: the first case whose flag is
-    true applies, and only that case is evaluated. With array flags each
-    element takes its own case.
-    """
-
-    def evaluate(self, get: Getter | Mapping[str, Any]) -> Any:
-        """The value on magnitudes, case by case element-wise when a flag is an array."""
-        getter: Getter = get.__getitem__ if isinstance(get, Mapping) else get
-        flags = [getter(case.when) for case in self.cases if case.when is not None]
-        if not any(isinstance(flag, np.ndarray) and flag.ndim > 0 for flag in flags):
-            return super().evaluate(getter)
-        # equation-exception: a Case applies to the whole scenario; in a sweep the flags are arrays,
-        # so each element takes the first case whose flag is true there (np.select), as the cases read.
-        conditions = [np.asarray(flag, dtype=bool) for flag in flags]
-        values = [case.compiled(getter) for case in self.cases]
-        fallback = values[-1] if len(values) > len(conditions) else 0
-        return np.select(conditions, values[: len(conditions)], default=fallback)
-
-
 _F = Formula
-_P = Piecewise
 
 _LAYOUT = [
     _F("model_parallel", "tensor_parallel * pipeline_parallel", "Devices one model replica is split across: t·p."),
@@ -90,7 +62,7 @@ _LAYOUT = [
 ]
 
 _STATE = [
-    _P(
+    _F(
         "replica_weights",
         doc="Weights one replica holds: the base weights, plus the adapters' in adapter mode.",
         unit="byte",
@@ -99,7 +71,7 @@ _STATE = [
             Case("full tuning", "weights"),
         ),
     ),
-    _P(
+    _F(
         "gradient_width",
         doc="Bytes per gradient value: the state's value width unless stated (4 for FP32 gradients).",
         unit="byte",
@@ -116,7 +88,7 @@ _STATE = [
         "Gradients one replica holds: only the adapters' in adapter mode (the base is frozen).",
         "byte",
     ),
-    _P(
+    _F(
         "replica_optimizer_state",
         doc="Optimizer state one replica holds: only the adapters' in adapter mode.",
         unit="byte",
@@ -125,23 +97,23 @@ _STATE = [
             Case("full tuning", "optimizer_state"),
         ),
     ),
-    _P(
+    _F(
         "replica_master_weights",
         doc="Master copy one replica holds: only the adapters' in adapter mode.",
         unit="byte",
         cases=(Case("adapter mode", "adapter_master", when="adapter_mode"), Case("full tuning", "master_weights")),
     ),
-    _P(
+    _F(
         "optimizer_shards",
         doc="Data-parallel devices that share the optimizer state and master copy (ZeRO stage 1 and up).",
         cases=(Case("ZeRO stage 1 or more", "data_parallel", when="shards_optimizer"), Case("replicated", "1")),
     ),
-    _P(
+    _F(
         "gradient_shards",
         doc="Data-parallel devices that share the gradients (ZeRO stage 2 and up).",
         cases=(Case("ZeRO stage 2 or more", "data_parallel", when="shards_gradients"), Case("replicated", "1")),
     ),
-    _P(
+    _F(
         "weight_shards",
         doc="Data-parallel devices that share the weights (ZeRO stage 3).",
         cases=(Case("ZeRO stage 3", "data_parallel", when="shards_weights"), Case("replicated", "1")),
@@ -191,12 +163,12 @@ _ACTIVATIONS = [
         "Activation bytes per hidden element per layer inside the tensor-parallel regions (split by t).",
         "byte",
     ),
-    _P(
+    _F(
         "sequence_shards",
         doc="Devices that split the replicated regions along the sequence: t with sequence parallelism.",
         cases=(Case("sequence parallel", "tensor_parallel", when="sequence_parallel"), Case("no SP", "1")),
     ),
-    _P(
+    _F(
         "layer_activations",
         doc="Saved activations of one layer for one micro-batch on one device (Korthikanti et al. 2022, Table 2).",
         unit="byte",
@@ -219,7 +191,7 @@ _ACTIVATIONS = [
         " parallelism that input is itself split along the sequence (2sbh/t), as Megatron-LM keeps it.",
     ),
     _F("stage_layers", "layers // pipeline_parallel", "Layers on one pipeline stage: L/p (p divides L)."),
-    _P(
+    _F(
         "interleave_factor",
         doc="Extra micro-batches the first stage holds under the interleaved schedule.",
         cases=(
@@ -245,7 +217,7 @@ _ACTIVATIONS = [
 ]
 
 _TOTALS = [
-    _P(
+    _F(
         "total_per_device",
         doc="Model state plus saved activations on one device.",
         unit="byte",
@@ -259,12 +231,12 @@ _TOTALS = [
 ]
 
 _TRAFFIC = [
-    _P(
+    _F(
         "trained_parameters",
         doc="Parameters that receive gradients: the adapters in adapter mode, else all.",
         cases=(Case("adapter mode", "adapter_count", when="adapter_mode"), Case("full tuning", "parameters")),
     ),
-    _P(
+    _F(
         "stored_parameters",
         doc="Parameters whose weights the model holds: the base, plus the adapters in adapter mode.",
         cases=(
@@ -278,7 +250,7 @@ _TRAFFIC = [
         "Bytes one device sends per step in plain data parallelism: a ring all-reduce of its gradients.",
         "GB",
     ),
-    _P(
+    _F(
         "zero_traffic_multiple",
         doc="Data-parallel traffic relative to plain data parallelism (ZeRO, Sec. 7).",
         cases=(

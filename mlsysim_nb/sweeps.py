@@ -422,4 +422,4 @@ def sweep(scenario: Scenario, **axes: Sequence[Any] | np.ndarray) -> Sweep:
         shape = [1] * len(values)
         shape[index] = -1
         changes[name] = v.reshape(shape)  # a quantity array keeps its unit; variant() converts and checks it
-    return Sweep(scenario, values, scenario.rebind(**changes))
+    return Sweep(scenario, values, scenario.variant(**changes))

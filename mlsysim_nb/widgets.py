@@ -254,7 +254,7 @@ class ScenarioExplorer(w.VBox):
             return
         try:
             # one validation per change; variant() drops a title the change would make stale
-            new = self._scenario.rebind(**changes_for(spec, self._scenario, value))
+            new = self._scenario.variant(**changes_for(spec, self._scenario, value))
         except Exception as err:  # noqa: BLE001 - any rejection is shown, never raised into the notebook
             self._reject(spec, value, str(err))
             return

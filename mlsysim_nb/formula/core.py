@@ -27,6 +27,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from mlsysim_nb.formula.grammar import BINARY, FUNCTIONS, FormulaSyntaxError, callee, check, names
 from mlsysim_nb.formula.rendering import HTML, LATEX, TEXT, format_number, render
 
@@ -176,16 +178,37 @@ class Formula:
         return tuple(seen)
 
     def case(self, get: Getter) -> Case:
-        """The case that applies, given the inputs."""
+        """The case that applies, given the inputs (with a swept flag: the first case that holds anywhere)."""
         for case in self.cases:
-            if case.when is None or get(case.when):
+            if case.when is None or np.any(get(case.when)):
                 return case
         return self.cases[-1]
 
     def evaluate(self, get: Getter | Mapping[str, Any]) -> Any:
-        """The value on magnitudes; ``get`` is a mapping or a function of a name."""
+        """The value on magnitudes; ``get`` is a mapping or a function of a name.
+
+        Cases are tried in order and only the one that applies is evaluated. A flag that is a NumPy
+        array (a sweep over a choice) makes each element take the first case whose flag holds there.
+        """
         getter: Getter = get.__getitem__ if isinstance(get, Mapping) else get
-        return self.case(getter).compiled(getter)
+        for case in self.cases:
+            if case.when is None:
+                return case.compiled(getter)
+            flag = getter(case.when)
+            if isinstance(flag, np.ndarray) and flag.ndim > 0:
+                return self._elementwise(getter)
+            if flag:
+                return case.compiled(getter)
+        return self.cases[-1].compiled(getter)
+
+    def _elementwise(self, getter: Getter) -> Any:
+        """Each element of a sweep takes the first case whose flag is true there (``np.select``)."""
+        guarded = [case for case in self.cases if case.when is not None]
+        conditions = [np.asarray(getter(str(case.when))).astype(np.bool_) for case in guarded]
+        values = [case.compiled(getter) for case in guarded]
+        rest = [case for case in self.cases if case.when is None]
+        fallback = rest[0].compiled(getter) if rest else values[-1]
+        return np.select(conditions, values, default=fallback)
 
     # rendering: a formula renders case by case
     def render(

@@ -207,8 +207,8 @@ def _open(browser: Any, lab: dict[str, Any], artifacts: Path, notebook: str) -> 
 def test_explorer_responds_in_jupyterlab(browser: Any, lab: dict[str, Any], artifacts: Path) -> None:
     """Run the notebook, move the batch slider, choose the T4: total, chart and verdict follow the model."""
     start = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100
-    halved = start.rebind(batch_size=16)
-    typed = start.rebind(batch_size=21)
+    halved = start.variant(batch_size=16)
+    typed = start.variant(batch_size=21)
     on_t4 = typed.variant(hardware=Hardware.T4)
 
     context, page, errors = _open(browser, lab, artifacts, "explore.ipynb")
@@ -294,13 +294,13 @@ def test_typed_value_is_kept_exactly(browser: Any, lab: dict[str, Any], artifact
     for typed in (23, 24, 11, 12, 100, 23):
         box.fill(str(typed))
         box.press("Enter")
-        expected = start.rebind(batch_size=typed)
+        expected = start.variant(batch_size=typed)
         _wait_text(page, ".msn-summary", summary_line(expected))
         _settled(page, control, typed)
         assert _kernel(page, "print(panel.scenario.batch_size, repr(panel.error))") == f"{typed} ''"
         assert box.input_value() == str(typed)
         assert summary_line(expected) in (page.locator(".msn-summary").first.text_content() or "")
-    assert "the run fits" in summary_line(start.rebind(batch_size=23))
+    assert "the run fits" in summary_line(start.variant(batch_size=23))
     # the slider still moves in powers of two from where the typed value left it
     control.locator(".noUi-handle").focus()
     page.keyboard.press("ArrowRight")

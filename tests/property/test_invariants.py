@@ -106,6 +106,6 @@ def test_activations_follow_the_batch(s: Any, batch: int) -> None:
     assert moved.activations.m_as("byte") == pytest.approx(expected, rel=1e-12)
     assert moved.activations.m_as("byte") == pytest.approx(s.activations_at(batch).m_as("byte"), rel=1e-12)
     assert moved.training_total.m_as("byte") == pytest.approx(moved.total.m_as("byte") + expected, rel=1e-12)
-    assert moved.rebind(batch_size=s.batch_size).activations.m_as("byte") == pytest.approx(
+    assert moved.variant(batch_size=s.batch_size).activations.m_as("byte") == pytest.approx(
         s.activations.m_as("byte"), rel=1e-9
     )

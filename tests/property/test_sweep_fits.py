@@ -16,11 +16,11 @@ _WIDTHS = st.lists(st.sampled_from([1, 2, 4, 8]), min_size=1, max_size=4)
 
 @given(training_scenarios(), _BATCHES)
 def test_training_sweep_fits_is_the_scenarios_fits(s: Any, batches: list[int]) -> None:
-    """sweep(s, batch_size=...).fits()[i] is s.rebind(batch_size=b).fits; training_fits likewise."""
+    """sweep(s, batch_size=...).fits()[i] is s.variant(batch_size=b).fits; training_fits likewise."""
     grid = sweep(s, batch_size=batches)
     fits, run = grid.fits(), grid.training_fits()
     for i, b in enumerate(batches):
-        one = s.rebind(batch_size=b)  # the one path a sweep and a control move the batch through
+        one = s.variant(batch_size=b)  # the one path a sweep and a control move the batch through
         assert bool(fits[i]) == one.fits
         assert bool(run[i]) == one.training_fits
 
@@ -31,7 +31,7 @@ def test_training_sweep_over_widths(s: Any, widths: list[int]) -> None:
     grid = sweep(s, bytes_per_value=widths)
     fits, run = grid.fits(), grid.training_fits()
     for i, w in enumerate(widths):
-        one = s.rebind(bytes_per_value=w)
+        one = s.variant(bytes_per_value=w)
         assert bool(fits[i]) == one.fits
         assert bool(run[i]) == one.training_fits
 
@@ -44,4 +44,4 @@ def test_parallel_sweep_fits_is_the_scenarios_fits(s: Any, replicas: list[int], 
     fits = grid.fits()
     for i, n in enumerate(replicas):
         for j, z in enumerate(stages):
-            assert bool(fits[i, j]) == s.rebind(data_parallel=n, zero_stage=z).fits
+            assert bool(fits[i, j]) == s.variant(data_parallel=n, zero_stage=z).fits

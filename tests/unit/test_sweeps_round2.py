@@ -109,10 +109,10 @@ def test_fits_is_the_scenarios_fits() -> None:
     """FLASH over batch 8..64: the state (24 GB) fits everywhere, as FLASH.fits says; the run only to 16."""
     s = sweep(FLASH, batch_size=[8, 16, 32, 64])
     assert s.fits().tolist() == [True, True, True, True]
-    assert s.fits().tolist() == [FLASH.rebind(batch_size=b).fits for b in (8, 16, 32, 64)]
+    assert s.fits().tolist() == [FLASH.variant(batch_size=b).fits for b in (8, 16, 32, 64)]
     # training_total = 24 GB + 85.56 GB · B / 32: 45.4, 66.8, 109.6, 195.1 GB against 85.9 GB
     assert s.training_fits().tolist() == [True, True, False, False]
-    assert s.training_fits().tolist() == [FLASH.rebind(batch_size=b).training_fits for b in (8, 16, 32, 64)]
+    assert s.training_fits().tolist() == [FLASH.variant(batch_size=b).training_fits for b in (8, 16, 32, 64)]
 
 
 def test_fits_with_a_quantity_keeps_its_meaning() -> None:

@@ -182,7 +182,7 @@ def test_panel_shows_every_rejected_value(control: str, value: object) -> None:
 # -- verdicts ---------------------------------------------------------------------------------
 def test_a_run_that_overflows_is_not_called_a_fit() -> None:
     """At batch 64 the state fits (24 GB) but the run (195.1 GB) does not; every headline says so."""
-    s = FLASH.rebind(batch_size=64)
+    s = FLASH.variant(batch_size=64)
     assert s.fits is True
     assert s.training_fits is False
     assert "the state fits; the run does not" in repr(s)
