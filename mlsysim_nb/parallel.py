@@ -310,10 +310,26 @@ class ParallelTrainingScenario(ParallelView, Scenario):
     @property
     @with_equations("fits_per_device")
     def fits(self) -> Any:
-        """Whether one device holds its state and activations; ``False`` when the state has no hardware."""
+        """Whether one device holds its share of the parameter state, as ``fits`` means on one device.
+
+        The whole run, state and activations per device, is :attr:`training_fits`. ``False`` when the
+        state has no hardware.
+        """
         if self.hardware is None:
             return False
         value = self._env.get("fits_per_device")
+        return value if is_array(value) else bool(value)
+
+    @property
+    @with_equations("training_fits_per_device")
+    def training_fits(self) -> Any:
+        """Whether one device holds its share of the whole run: state and activations (the state alone without them).
+
+        ``False`` when the state has no hardware.
+        """
+        if self.hardware is None:
+            return False
+        value = self._env.get("training_fits_per_device")
         return value if is_array(value) else bool(value)
 
     @property

@@ -78,6 +78,7 @@ _SECTIONS = (
             ("total_per_device", "total_per_device"),
             ("device_memory_share", "device_memory_share"),
             ("fits", "fits_per_device"),
+            ("training_fits", "training_fits_per_device"),
         ),
         "total_per_device",
     ),
@@ -127,6 +128,8 @@ _NOTES = (
         ),
     ),
 )
+_HOLDS = "fits: every device holds its share"
+_OVERFLOWS = "does not fit: a device needs more than its memory"
 _COMPARISON_ROWS = (
     "devices",
     "state_per_device",
@@ -134,6 +137,7 @@ _COMPARISON_ROWS = (
     "total_per_device",
     "device_memory_share",
     "fits_per_device",
+    "training_fits_per_device",
     "data_parallel_traffic",
     "tensor_parallel_traffic_per_layer",
 )
@@ -164,9 +168,17 @@ class ParallelView:
         share = format_share(self.magnitude("device_memory_share"))
         cap = format_bytes(self.magnitude("capacity"), binary=True)
         line = f"{head}: {used} per device, {share} of {cap}"
-        ok = bool(self.fits)
-        verdict = "fits: every device holds its share" if ok else "does not fit: a device needs more than its memory"
-        return Headline(line, Verdict(verdict, ok))
+        if self.activations is None:
+            ok = bool(self.fits)
+            verdict = (
+                "fits: every device holds its share" if ok else "does not fit: a device needs more than its memory"
+            )
+            return Headline(line, Verdict(verdict, ok))
+        if self.training_fits:
+            return Headline(line, Verdict("the run fits: every device holds its share", ok=True))
+        if self.fits:
+            return Headline(line, Verdict("the state fits; the run does not", ok=False))
+        return Headline(line, Verdict(_OVERFLOWS, ok=False))
 
     def memory_chart(self: Any) -> MemoryChart:
         """One device's memory (the first pipeline stage's), part by part, against its capacity."""
@@ -189,7 +201,10 @@ class ParallelView:
 
     def fit_questions(self: Any) -> dict[str, tuple[str, str]]:
         """The verdict, the quantity it holds against the device, and what it is about (for a sweep's words)."""
-        return {"fits": ("total_per_device", "a device's share of the run")}
+        return {
+            "fits": ("state_per_device", "a device's share of the state"),
+            "training_fits": ("total_per_device", "a device's share of the run"),
+        }
 
     def input_rows(self: Any) -> list[tuple[str, str, str]]:
         """The recipe and the device, from ``state``, and the geometry, from ``activations``."""

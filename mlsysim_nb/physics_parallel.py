@@ -226,7 +226,17 @@ _TOTALS = [
             Case("state only", "state_per_device"),
         ),
     ),
-    _F("fits_per_device", "total_per_device <= capacity", "Whether one device holds its state and activations."),
+    _F(
+        "fits_per_device",
+        "state_per_device <= capacity",
+        "Whether one device holds its share of the parameter state (its activations not counted), as `fits` means "
+        "on one device.",
+    ),
+    _F(
+        "training_fits_per_device",
+        "total_per_device <= capacity",
+        "Whether one device holds its share of the whole run: state and activations.",
+    ),
     _F("device_memory_share", "total_per_device / capacity", "Memory in use on one device as a share of its capacity."),
 ]
 
@@ -326,7 +336,8 @@ PARALLEL_NOTATION: dict[str, tuple[str, str, str, str]] = {
     "micro_batches_in_flight": ("n", "mb", "", "micro-batches in flight"),
     "activations_per_device": ("M", "act,dev", "byte", "activations"),
     "total_per_device": ("M", "dev", "byte", "memory per device"),
-    "fits_per_device": ("fits", "dev", "", "fits one device"),
+    "fits_per_device": ("fits", "dev", "", "the state fits one device"),
+    "training_fits_per_device": ("fits", "run,dev", "", "the run fits one device"),
     "device_memory_share": ("u", "dev", "", "share of device memory"),
     "trained_parameters": ("N", "train", "", "trained parameters"),
     "stored_parameters": ("N", "stored", "", "stored parameters"),

@@ -281,7 +281,13 @@ class Sweep(RichRepr):
                 f"the swept axes are: {', '.join(map(repr, self.axes))}"
             )
             raise ValueError(msg)
-        mask = self.fits(quantity, hardware=hardware, plus=plus)
+        # a map answers the whole-run question where the kind has one (state and activations), else fits
+        questions = self._questions()
+        run = questions.get("training_fits") if quantity is None and plus is None else None
+        if run is not None:
+            mask = self.training_fits(hardware=hardware)
+        else:
+            mask = self.fits(quantity, hardware=hardware, plus=plus)
         if list(self.axes) != [y, x]:
             mask = mask.T
         _, device = self._capacity(hardware)
@@ -293,7 +299,7 @@ class Sweep(RichRepr):
         ax.set_yticks(np.arange(len(self.axes[y])) + 0.5, labels=[_tick(v) for v in _plain(self.axes[y])])
         ax.set_xlabel(x)
         ax.set_ylabel(y)
-        question = self._questions().get("fits")
+        question = run or questions.get("fits")
         name, _ = self._bytes_in_use(quantity or (question[0] if question else None))
         if plus is not None:
             name += f" + {_bytes(plus) / 1e9:.3g} GB"

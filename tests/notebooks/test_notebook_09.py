@@ -176,11 +176,11 @@ def test_prose_figures_are_the_models() -> None:
 def test_fit_map_reading() -> None:
     """The text's reading of the fit map (1F1B): every t x p = 64 layout fits except t = 1 (no SP there); none on 32."""
     for t, p in [(2, 32), (4, 16), (8, 8), (16, 4), (32, 2)]:
-        assert PIPELINE.variant(tensor_parallel=t, pipeline_parallel=p).fits
-    assert not PIPELINE.variant(tensor_parallel=1, sequence_parallel=False, pipeline_parallel=96).fits
-    assert not PIPELINE.variant(tensor_parallel=1, sequence_parallel=False, pipeline_parallel=32).fits
+        assert PIPELINE.variant(tensor_parallel=t, pipeline_parallel=p).training_fits
+    assert not PIPELINE.variant(tensor_parallel=1, sequence_parallel=False, pipeline_parallel=96).training_fits
+    assert not PIPELINE.variant(tensor_parallel=1, sequence_parallel=False, pipeline_parallel=32).training_fits
     for t, p in [(2, 16), (4, 8), (8, 4), (16, 2), (32, 1)]:
-        assert not PIPELINE.variant(tensor_parallel=t, pipeline_parallel=p).fits
+        assert not PIPELINE.variant(tensor_parallel=t, pipeline_parallel=p).training_fits
     fit_map = next(_text(c) for c in _cells() if "fit_map(" in _text(c))
     assert "sweep(pipeline, tensor_parallel=[2, 4, 8, 16, 32]" in fit_map
 
@@ -194,7 +194,7 @@ def test_the_panel_task_is_reachable() -> None:
         t * p
         for t in (2, 4, 8, 16, 32)
         for p in (1, 2, 4, 8, 16, 32)
-        if start.variant(tensor_parallel=t, pipeline_parallel=p).fits
+        if start.variant(tensor_parallel=t, pipeline_parallel=p).training_fits
     ]
     assert min(fitting) == 16
     assert "find the smallest $t \\cdot p$ that fits" in " ".join(_prose().split())

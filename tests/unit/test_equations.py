@@ -156,7 +156,7 @@ def test_formula_dimensions_are_consistent(name: str) -> None:
 
 
 #: the formulas whose result is a truth value rather than a quantity
-BOOLEAN = {"fits", "training_fits", "fits_per_device"}
+BOOLEAN = {"fits", "training_fits", "fits_per_device", "training_fits_per_device"}
 
 
 def test_fits_compares_like_dimensions() -> None:

@@ -435,7 +435,7 @@ def test_repr_states_the_layout_and_the_verdict() -> None:
     r = repr(s)
     assert r.startswith("<ParallelTrainingScenario: GPT-3 (175B), 16-bit + FP32 master + Adam on 64 × NVIDIA A100")
     assert "N_d=1 (ZeRO 0) × t=8 + SP × p=8 (m=3), selective recomputation: 57.01 GB per device" in r
-    assert r.endswith(": fits: every device holds its share>")
+    assert r.endswith(": the run fits: every device holds its share>")
     bundle = s._repr_mimebundle_()
     assert "layer_activations" in bundle["text/html"]
     assert "layer_activations" in bundle["text/markdown"]

@@ -44,7 +44,8 @@ def test_categorical_axis_plots_as_categories() -> None:
         50_331_648 * 4.25 * 96,
         50_331_648 * 0.25 * 96,
     ]
-    assert s.fits().tolist() == [False, True, True]
+    assert s.fits().tolist() == [True, True, True]  # the state alone: 43.75 GB a device
+    assert s.training_fits().tolist() == [False, True, True]
     fig = s.plot(x="recompute")
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["none", "selective", "full"]
@@ -130,13 +131,21 @@ def test_fits_without_hardware_is_false_like_the_scenario() -> None:
         sweep(bare, batch_size=[1, 2]).fits("total")
 
 
-def test_parallel_fits_and_no_training_fits() -> None:
-    """A many-device sweep's fits is its scenario's (state and activations per device); it has no training_fits."""
+def test_parallel_fits_and_training_fits() -> None:
+    """A many-device sweep answers both questions as its scenarios do: the state per device, and the whole run.
+
+    State per device 2,800 GB / (8 p): 350, 175, 87.5, 43.75 GB, so the state fits from p = 8 on 85.9 GB,
+    and so does the run (54.02 GB with its activations).
+    """
     plain = G.variant(interleave=1)  # m = 3 needs p > 1
     s = sweep(plain, pipeline_parallel=[1, 2, 4, 8])
     assert s.fits().tolist() == [plain.variant(pipeline_parallel=p).fits for p in (1, 2, 4, 8)] == [False] * 3 + [True]
-    with pytest.raises(NotApplicableError, match="training_fits"):
-        s.training_fits()
+    assert s.training_fits().tolist() == [plain.variant(pipeline_parallel=p).training_fits for p in (1, 2, 4, 8)]
+    assert s.training_fits().tolist() == [False] * 3 + [True]
+    state_only = plain.variant(zero_stage=2, data_parallel=8, tensor_parallel=1, sequence_parallel=False)
+    assert state_only.fits is True  # 82.03 GB of state per device
+    assert state_only.training_fits is False  # 188.1 GB with the activations
+    assert repr(state_only).endswith(": the state fits; the run does not>")
 
 
 def test_plot_says_which_question_it_answers() -> None:
