@@ -9,106 +9,17 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mlsysim_nb.base import Scenario, derived, is_array
-from mlsysim_nb.errors import FieldError, NotApplicableError
+from mlsysim_nb.errors import FieldError
 from mlsysim_nb.fields import VALUE_WIDTHS, check_count, knob
-from mlsysim_nb.formatting import format_bytes
+from mlsysim_nb.kinds.activation.view import ActivationView
 from mlsysim_nb.physics import _CONSTANTS, ACTIVATION_NAMES, STRATEGIES, with_equations
-from mlsysim_nb.presentation import Headline, MemoryChart, SectionSpec
-from mlsysim_nb.workloads import Workload, check_workload, workload_rows
+from mlsysim_nb.workloads import Workload, check_workload
 
 __all__ = ["ActivationMemoryScenario"]
 
-_S = SectionSpec
-_SECTIONS = (
-    _S(
-        "Strategies",
-        (
-            ("sequence", "sequence"),
-            ("per_token_bytes_coefficient", "per_token_bytes_coefficient"),
-            ("score_bytes_coefficient", "score_bytes_coefficient"),
-            ('activations("none")', "activations_none"),
-            ('activations("selective")', "activations_selective"),
-            ('activations("full")', "activations_full"),
-            ("per_token_activations", "per_token_activations"),
-            ("per_sequence_activations", "per_sequence_activations"),
-            ("score_activations", "score_activations"),
-        ),
-        'activations("none")',
-    ),
-    _S("Score share", (("score_share", "score_share"),), "score_share"),
-    _S(
-        "Checkpoint segments",
-        (
-            ("segment_layers", "segment_layers"),
-            ("segment_input", "segment_input"),
-            ("segment_inputs", "segment_inputs"),
-            ("live_segment", "live_segment"),
-            ("checkpointed_activations", "checkpointed_activations"),
-            ("checkpoint_memory_units(k)", "checkpoint_memory_units"),
-        ),
-        "checkpointed_activations",
-    ),
-    _S(
-        "Per-layer line items",
-        (
-            ("projection_activations_per_layer", "projection_activations_per_layer"),
-            ("ffn_activations_per_layer", "ffn_activations_per_layer"),
-            ("score_activations_per_layer", "score_activations_per_layer"),
-            ("line_items_per_layer", "line_items_per_layer"),
-            ("line_items_total", "line_items_total"),
-        ),
-        "line_items_total",
-    ),
-    _S(
-        "Recompute cost",
-        (
-            ("training_flops (per token)", "training_flops"),
-            ("checkpointed_training_flops (per token)", "checkpointed_training_flops"),
-            ("decode_flops (per token)", "decode_flops"),
-            ("forward_equivalents", "forward_equivalents"),
-            ("recompute_overhead", "recompute_overhead"),
-            ("recompute_forward_equivalents", "recompute_forward_equivalents"),
-        ),
-        "recompute_overhead",
-    ),
-)
-_NOTES = (
-    (
-        "Equation",
-        (
-            "Korthikanti et al. (2022): per layer s·b·h·(34 + 5·a·s/h) bytes at 16 bits with a 4h MLP, "
-            "s·b·h·(18 + 4f + 5·a·s/h) with an f·h one; selective recomputation drops the attention-score term, "
-            "full recomputation keeps each layer's input."
-        ),
-    ),
-    (
-        "Assumptions",
-        (
-            "Transformer layers share geometry. Aggregate Korthikanti-style coefficients and explicit "
-            "tensor line items are separate approximations; segment sizes use integer division."
-        ),
-    ),
-    (
-        "Excludes",
-        (
-            "Allocator reserves, runtime workspaces, unequal layer shapes; leftover segment layers are "
-            "absent from the simple segment estimate."
-        ),
-    ),
-)
-_COMPARISON_ROWS = (
-    "sequence",
-    "activations_none",
-    "activations_selective",
-    "activations_full",
-    "checkpointed_activations",
-    "score_share",
-    "per_sequence_activations",
-)
-
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)
-class ActivationMemoryScenario(Scenario):
+class ActivationMemoryScenario(ActivationView, Scenario):
     """Activation memory of ``workload`` at a micro-batch, under each recomputation strategy.
 
     Korthikanti et al. (2022): per layer, ``s·b·h·(34 + 5·a·s/h)`` bytes at
@@ -185,10 +96,6 @@ class ActivationMemoryScenario(Scenario):
         }
         self._set_env(env, needs)
 
-    def sweep_quantity(self) -> str:
-        """What a sweep of this scenario plots and fits by default: selective recomputation's footprint."""
-        return "activations_selective"
-
     def field_bounds(self, name: str) -> tuple[float, float | None]:
         """A field's accepted range here: its declaration's, with segments limited by the model's layers."""
         low, high = super().field_bounds(name)
@@ -241,105 +148,3 @@ class ActivationMemoryScenario(Scenario):
         k = check_count(o, "checkpoints", checkpoints, maximum=self.workload.layers)
         value = self._env.with_inputs({"checkpoints": k}).get("checkpoint_memory_units")
         return value if is_array(value) else float(value)
-
-    # -- presentation: what the derivation, chart, comparison and controls show ----------------
-    SECTIONS: ClassVar[tuple[SectionSpec, ...]] = _SECTIONS
-    NOTES: ClassVar[tuple[tuple[str, str], ...]] = _NOTES
-    COMPARISON_ROWS: ClassVar[tuple[str, ...]] = _COMPARISON_ROWS
-
-    def default_title(self) -> str:
-        """``"GPT-2 XL activations, micro-batch 32 × 1024 tokens"``."""
-        if self.is_sweep:
-            return f"{self.workload.name} activations, a sweep over {', '.join(self.swept_fields())}"
-        return f"{self.workload.name} activations, micro-batch {self.micro_batch} × {self.magnitude('sequence')} tokens"
-
-    def headline(self) -> Headline:
-        """The footprint under each strategy (and with checkpoint segments, when given)."""
-        if self.is_sweep:
-            return Headline(self.default_title())
-        parts = []
-        for strategy in STRATEGIES:
-            try:
-                parts.append(f"{strategy} {format_bytes(self.magnitude('activations_' + strategy))}")
-            except NotApplicableError:
-                parts.append(f"{strategy} n/a")
-        if self.checkpoint_segments is not None:
-            segments = format_bytes(self.magnitude("checkpointed_activations"))
-            parts.append(f"{self.checkpoint_segments} segments {segments}")
-        return Headline(f"{self.default_title()}: " + ", ".join(parts))
-
-    def memory_chart(self) -> MemoryChart:
-        """One bar per recomputation strategy, the attention scores apart from the linear terms."""
-        m = self.magnitude
-        try:
-            scores = m("score_activations")
-        except NotApplicableError:
-            scores = 0.0
-        bars: list[tuple[str, dict[str, float]]] = [
-            ("none", {"linear (per-token)": m("activations_selective"), "attention scores": scores}),
-            ("selective", {"linear (per-token)": m("activations_selective")}),
-            ("full", {"linear (per-token)": m("activations_full")}),
-        ]
-        if self.checkpoint_segments is not None:
-            label = f"{self.checkpoint_segments} segments"
-            bars.append((label, {"linear (per-token)": m("checkpointed_activations")}))
-        return MemoryChart(tuple(bars), caption="no device: compare the strategies")
-
-    def caveats(self) -> tuple[str, ...]:
-        """Where the segment estimate is not comparable with full recomputation, in words."""
-        k, layers = self.checkpoint_segments, self.workload.layers
-        if self.is_sweep or k is None or not layers:
-            return ()
-        full = format_bytes(self.magnitude("activations_full"))
-        segmented = format_bytes(self.magnitude("checkpointed_activations"))
-        if layers % k:
-            per, left = layers // k, layers % k
-            text = (
-                f"{k} segments do not divide the {layers} layers: the estimate counts {k} segments of {per} "
-                f"layer{'s' if per != 1 else ''} and leaves out the other {left} layers, so it reads low "
-                f"({segmented} against {full} for full recomputation). Really {left} of the segments hold "
-                f"{per + 1} layers; compare only a k that divides {layers}."
-            )
-            return (text,)
-        if self.magnitude("checkpointed_activations") > self.magnitude("activations_full"):
-            text = (
-                f"{k} segments keep more than full recomputation ({segmented} against {full}), and the two are "
-                "not counted alike: full recomputation's figure holds only the layer inputs, while the segment "
-                "estimate also holds the segment being rebuilt in the backward pass."
-            )
-            return (text,)
-        return ()
-
-    def method_inputs(self) -> dict[str, Any]:
-        """The example k of ``checkpoint_memory_units(k)``: the segments, else the nearest whole √L."""
-        layers = int(self.workload.layers or 1)  # the activation model requires layers
-        segments = self.checkpoint_segments  # an array in a sweep over it
-        k = segments if segments is not None else max(1, round(layers**0.5))
-        return {"checkpoints": k}
-
-    def input_rows(self) -> list[tuple[str, str, str]]:
-        """The workload's shape, which the activation model reads."""
-        return workload_rows(self.workload)
-
-    def controls(self) -> list[Any]:
-        """Model, micro-batch, sequence, width, feed-forward multiple, segments and the strategy shown."""
-        from mlsysim_nb import controls as c
-
-        return [
-            c.catalog_control(self, "workload"),
-            c.field_control(self, "micro_batch"),
-            c.field_control(self, "seq_len", value=self.seq_len or self.sequence),
-            c.field_control(self, "precision_bytes"),
-            c.field_control(self, "ffn_multiple"),
-            # every k matters for the segment estimate, so a linear slider; 0 switches segments off
-            c.field_control(
-                self,
-                "checkpoint_segments",
-                value=self.checkpoint_segments or 0,
-                low=0,
-                bind=lambda s, v: {"checkpoint_segments": None if v == 0 else v},
-            ),
-            c.view_control(
-                "strategy", "recomputation", STRATEGIES, steps={s: f'activations("{s}")' for s in STRATEGIES}
-            ),
-        ]
