@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlsysim_nb import kinds
 from mlsysim_nb.catalog import Scenarios
 from mlsysim_nb.errors import FieldError, FieldUnitError, HardwareFileError, NotApplicableError
 from mlsysim_nb.hardware import Hardware, HardwareCatalog, HardwareNode, Memory, load_hardware
@@ -21,7 +22,6 @@ from mlsysim_nb.helpers import (
 )
 from mlsysim_nb.options import set_options
 from mlsysim_nb.physics import KORTHIKANTI_PER_TOKEN_BYTES, KORTHIKANTI_SCORE_BYTES
-from mlsysim_nb.scenarios import ActivationMemoryScenario, TrainingStateFitScenario
 from mlsysim_nb.units import Q_, ureg
 from mlsysim_nb.workloads import Workload, Workloads
 
@@ -31,7 +31,6 @@ __all__ = [
     "KORTHIKANTI_PER_TOKEN_BYTES",
     "KORTHIKANTI_SCORE_BYTES",
     "Q_",
-    "ActivationMemoryScenario",
     "Comparison",
     "FieldError",
     "FieldUnitError",
@@ -41,10 +40,8 @@ __all__ = [
     "HardwareNode",
     "Memory",
     "NotApplicableError",
-    "ParallelTrainingScenario",
     "Scenarios",
     "Sweep",
-    "TrainingStateFitScenario",
     "Workload",
     "Workloads",
     "calc_activation_memory",
@@ -59,6 +56,8 @@ __all__ = [
     "sweep",
     "ureg",
 ]
+# every scenario kind's class, by the name its folder declares (mlsysim_nb/kinds/<kind>/__init__.py)
+__all__ += [kind.name for kind in kinds.all_kinds()]
 
 
 def explore(scenario: Any) -> Any:
@@ -92,8 +91,11 @@ def __getattr__(name: str) -> Any:
         from mlsysim_nb.comparison import Comparison
 
         return Comparison
-    if name == "ParallelTrainingScenario":  # the many-device kind and its equations load on first use
-        from mlsysim_nb.parallel import ParallelTrainingScenario
-
-        return ParallelTrainingScenario
+    kind = kinds.find(name)  # a scenario kind's class loads, with its equations, on first use
+    if kind is not None:
+        return kind.load()
     raise AttributeError(f"module 'mlsysim_nb' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, *(kind.name for kind in kinds.all_kinds())})

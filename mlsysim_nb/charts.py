@@ -19,20 +19,18 @@ from mlsysim_nb.presentation import MemoryChart
 if TYPE_CHECKING:
     from mlsysim_nb.base import Scenario
 
-__all__ = ["alt_text", "memory_bar", "memory_breakdown", "png_img", "shown_parts", "size_text"]
+__all__ = ["alt_text", "memory_bar", "memory_breakdown", "part_color", "png_img", "shown_parts", "size_text"]
 
-#: Colours by part, colour-blind safe (Okabe-Ito) and readable on the white card.
-COLORS = {
-    "weights": "#0072B2",
-    "frozen weights": "#0072B2",
-    "gradients": "#E69F00",
-    "optimizer state": "#009E73",
-    "master copy": "#CC79A7",
-    "adapter state": "#D55E00",
-    "activations": "#56B4E9",
-    "linear (per-token)": "#56B4E9",
-    "attention scores": "#D55E00",
-}
+#: The colour of a part no kind declares.
+UNDECLARED_COLOR = "#999999"
+
+
+def part_color(part: str, chart: MemoryChart | None = None) -> str:
+    """A part's colour: the chart's own, else the one its kind declares (``COLORS`` in the kind's folder)."""
+    from mlsysim_nb import kinds
+
+    own = chart.colors.get(part) if chart is not None else None
+    return own or kinds.all_colors().get(part, UNDECLARED_COLOR)
 
 
 def memory_breakdown(scenario: Scenario) -> MemoryChart | None:
@@ -108,7 +106,7 @@ def memory_bar(breakdown: MemoryChart, ax: Any = None, *, title: str = "") -> An
                 row,
                 width,
                 left=left,
-                color=breakdown.colors.get(part) or COLORS.get(part, "#999999"),
+                color=part_color(part, breakdown),
                 edgecolor="white",
                 label=None if part in seen else _plain(part),
                 height=0.6,

@@ -20,7 +20,7 @@ import anywidget
 import ipywidgets as w
 import traitlets
 
-from mlsysim_nb.charts import COLORS, memory_breakdown, size_text
+from mlsysim_nb.charts import memory_breakdown, part_color, size_text
 from mlsysim_nb.controls import ControlSpec, changes_for, controls_for, log2_bounds
 from mlsysim_nb.errors import show_number
 from mlsysim_nb.repr_html import Chosen, error_html, scenario_html
@@ -73,8 +73,7 @@ def chart_data(scenario: Scenario) -> dict[str, Any]:
     bars = []
     for label, parts in chart.bars:  # zero parts are already left out
         items = [
-            {"name": k, "gb": v / 1e9, "text": size_text(v), "color": chart.colors.get(k) or COLORS.get(k, "#999999")}
-            for k, v in parts.items()
+            {"name": k, "gb": v / 1e9, "text": size_text(v), "color": part_color(k, chart)} for k, v in parts.items()
         ]
         total = sum(v for v in parts.values())
         bars.append({"label": label, "total_gb": total / 1e9, "total_text": size_text(total), "parts": items})

@@ -24,11 +24,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
 from mlsysim_nb.measure.items import item, predicted_items
 from mlsysim_nb.measure.layer import layer_scenario
 from mlsysim_nb.measure.results import ItemRow, LayerMeasurement, SavedTensor, StateRow, TrainingStateMeasurement
 from mlsysim_nb.measure.training import RECIPES
-from mlsysim_nb.scenarios import TrainingStateFitScenario
 from mlsysim_nb.units import Q_
 from mlsysim_nb.workloads import Workload
 

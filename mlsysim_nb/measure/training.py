@@ -21,10 +21,10 @@ from typing import Any
 
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.fields import check_count
+from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
 from mlsysim_nb.measure.guard import DEFAULT_MEMORY_LIMIT, MAX_SIZES, check_memory_limit, refuse_above_limit
 from mlsysim_nb.measure.results import StateRow, TrainingStateMeasurement
 from mlsysim_nb.measure.torch_extra import require_torch
-from mlsysim_nb.scenarios import TrainingStateFitScenario
 from mlsysim_nb.units import Q_
 from mlsysim_nb.workloads import Workload
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from mlsysim_nb import ActivationMemoryScenario, Hardware, ParallelTrainingScenario, TrainingStateFitScenario, Workloads
-from mlsysim_nb.parallel import PARALLEL_CASES
+from mlsysim_nb.kinds.parallel.cases import CASES as PARALLEL_CASES
 
 PATH = Path(__file__).resolve().parents[2] / "notebooks" / "09_how_gpt3_fits.ipynb"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-import mlsysim_nb.parallel  # noqa: F401 - registers the many-device equations before FORMULAS is read
+import mlsysim_nb.kinds.parallel.model  # noqa: F401 - registers the many-device equations before FORMULAS is read
 from mlsysim_nb import ActivationMemoryScenario, TrainingStateFitScenario
+from mlsysim_nb.kinds.parallel.physics import PARALLEL_NAMES
 from mlsysim_nb.physics import FORMULAS, QUANTITIES
-from mlsysim_nb.physics_parallel import PARALLEL_NAMES
 from mlsysim_nb.units import Q_, ureg
 
 # The seed pages' attribute lists (properties and methods), as given.

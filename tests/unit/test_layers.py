@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-import mlsysim_nb.parallel  # noqa: F401 - registers the many-device formulas, so every table is read
+import mlsysim_nb.kinds.parallel.model  # noqa: F401 - registers the many-device formulas, so every table is read
 from mlsysim_nb import layers
 from mlsysim_nb.layers import GPT_LAYER
 from mlsysim_nb.physics import FORMULAS

@@ -19,9 +19,9 @@ from mlsysim_nb import (
     Workloads,
     sweep,
 )
-from mlsysim_nb.parallel import PARALLEL_CASES
+from mlsysim_nb.kinds.parallel.cases import CASES as PARALLEL_CASES
+from mlsysim_nb.kinds.parallel.physics import KORTHIKANTI_REPLICATED_BYTES, PARALLEL_NAMES
 from mlsysim_nb.physics import FORMULAS, KORTHIKANTI_PER_TOKEN_BYTES
-from mlsysim_nb.physics_parallel import KORTHIKANTI_REPLICATED_BYTES, PARALLEL_NAMES
 
 MIXED_ADAM = {"bytes_per_value": 2, "optimizer_bytes_per_parameter": 8, "master_bytes_per_parameter": 4}
 

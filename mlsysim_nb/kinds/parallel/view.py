@@ -1,6 +1,6 @@
 """How a ``ParallelTrainingScenario`` presents itself: its sections, headline, chart and controls, as data.
 
-The scenario class (:mod:`mlsysim_nb.parallel`) holds the model; this mixin holds
+The scenario class (:mod:`mlsysim_nb.kinds.parallel.model`) holds the model; this mixin holds
 what the display, comparison, control and sweep modules read from it.
 """
 
@@ -11,8 +11,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mlsysim_nb.formatting import capacity_text, format_bytes, format_share
+from mlsysim_nb.kinds.training.view import recipe
 from mlsysim_nb.presentation import Headline, MemoryChart, SectionSpec, Verdict
-from mlsysim_nb.training_view import recipe
 
 __all__ = ["ParallelView"]
 

@@ -1,37 +1,36 @@
 """Training on many devices: the single-device recipe, sharded and split, per device.
 
 :class:`ParallelTrainingScenario` composes the two single-device scenarios
-without changing them: a :class:`~mlsysim_nb.scenarios.TrainingStateFitScenario`
+without changing them: a :class:`~mlsysim_nb.kinds.training.model.TrainingStateFitScenario`
 (the recipe and the device) and, optionally, an
-:class:`~mlsysim_nb.scenarios.ActivationMemoryScenario` (the geometry and the
+:class:`~mlsysim_nb.kinds.activation.model.ActivationMemoryScenario` (the geometry and the
 micro-batch). It adds the layout: data parallelism with a ZeRO stage, tensor
 parallelism with or without sequence parallelism, and pipeline parallelism
 with or without interleaving. Its equations live in
-:mod:`mlsysim_nb.physics_parallel`.
+:mod:`mlsysim_nb.kinds.parallel.physics`; its named cases in :mod:`mlsysim_nb.kinds.parallel.cases`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from mlsysim_nb.activation import ActivationMemoryScenario
 from mlsysim_nb.base import Scenario, changed_fields, derived, is_array
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.fields import knob
 from mlsysim_nb.formula import Symbol
 from mlsysim_nb.hardware import HardwareNode
+from mlsysim_nb.kinds.activation.model import ActivationMemoryScenario
+from mlsysim_nb.kinds.parallel.physics import KORTHIKANTI_REPLICATED_BYTES, PARALLEL_FORMULAS, PARALLEL_NOTATION
+from mlsysim_nb.kinds.parallel.view import ParallelView
+from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
 from mlsysim_nb.notation import Quantity
-from mlsysim_nb.parallel_view import ParallelView
 from mlsysim_nb.physics import STRATEGIES, register, with_equations
-from mlsysim_nb.physics_parallel import KORTHIKANTI_REPLICATED_BYTES, PARALLEL_FORMULAS, PARALLEL_NOTATION
-from mlsysim_nb.training import TrainingStateFitScenario
 
-__all__ = ["PARALLEL_CASES", "ParallelTrainingScenario"]
+__all__ = ["PARALLEL_NAMES", "ParallelTrainingScenario"]
 
 _RECOMPUTE = tuple((name, name) for name in STRATEGIES)
 _ZERO = (("0: replicated", 0), ("1: optimizer", 1), ("2: + gradients", 2), ("3: + weights", 3))
@@ -105,8 +104,8 @@ class ParallelTrainingScenario(ParallelView, Scenario):
 
     Examples
     --------
-    >>> from mlsysim_nb.parallel import PARALLEL_CASES
-    >>> s = PARALLEL_CASES["Gpt3_175BKorthikantiTable3OnA100"](None)
+    >>> from mlsysim_nb.kinds.parallel.cases import CASES
+    >>> s = CASES["Gpt3_175BKorthikantiTable3OnA100"](None)
     >>> s.devices, s.fits
     (64, True)
     """
@@ -337,48 +336,3 @@ class ParallelTrainingScenario(ParallelView, Scenario):
         """True when a field, or a field of the state or activations, holds a NumPy array."""
         parts = (super().is_sweep, self.state.is_sweep, self.activations is not None and self.activations.is_sweep)
         return any(parts)
-
-
-# -- named cases ------------------------------------------------------------------------
-
-Factory = Callable[[Any], ParallelTrainingScenario]
-
-
-def _mixed_precision_adam(workload: str, hardware: str, seq_len: int, **layout: Any) -> Factory:
-    """A named case: 16-bit values, an FP32 master copy and Adam, micro-batch 1, selective recomputation."""
-
-    def build(_catalog: Any) -> ParallelTrainingScenario:
-        from mlsysim_nb.hardware import Hardware
-        from mlsysim_nb.workloads import Workloads
-
-        model = getattr(Workloads, workload)
-        state = TrainingStateFitScenario(
-            workload=model,
-            hardware=Hardware[hardware],
-            bytes_per_value=2,
-            optimizer_bytes_per_parameter=8,
-            master_bytes_per_parameter=4,
-        )
-        acts = ActivationMemoryScenario(workload=model, micro_batch=1, seq_len=seq_len)
-        return ParallelTrainingScenario(state=state, activations=acts, recompute="selective", **layout)
-
-    return build
-
-
-#: Named many-device cases, as factories taking the catalog (the shape of the catalog's own factories).
-PARALLEL_CASES: dict[str, Factory] = {
-    "Gpt3_175BKorthikantiTable3OnA100": _mixed_precision_adam(
-        "GPT3_175B", "A100_80GB", 2048, tensor_parallel=8, sequence_parallel=True, pipeline_parallel=8,
-        interleave=3,
-        name="GPT-3 175B, Korthikanti Table 3 layout",
-        description="Mixed-precision Adam on 64 A100 80GB: t = 8 with sequence parallelism, p = 8 with the "
-        "interleaved schedule (m = 3 virtual stages per device), micro-batch 1 of 2048 tokens, selective "
-        "recomputation (Korthikanti et al. 2022, Table 3 and Sec. 6).",
-    ),
-    "Llama3_8BZero3On8H100": _mixed_precision_adam(
-        "LLAMA3_8B", "H100", 8192, data_parallel=8, zero_stage=3,
-        name="Llama 3.1 8B full fine-tune, ZeRO-3 on 8 H100",
-        description="Mixed-precision Adam, one 8-GPU node of data parallelism with ZeRO stage 3, "
-        "micro-batch 1 of 8192 tokens, selective recomputation.",
-    ),
-}  # fmt: skip

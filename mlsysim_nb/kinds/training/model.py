@@ -12,8 +12,8 @@ from mlsysim_nb.base import Scenario, changed_fields, derived, is_array
 from mlsysim_nb.errors import FieldError, NotApplicableError
 from mlsysim_nb.fields import VALUE_WIDTHS, check_count, check_quantity, knob, knobs
 from mlsysim_nb.hardware import HardwareNode
+from mlsysim_nb.kinds.training.view import TrainingView
 from mlsysim_nb.physics import TRAINING_NAMES, evaluate, with_equations
-from mlsysim_nb.training_view import TrainingView
 from mlsysim_nb.workloads import Workload, check_workload
 
 __all__ = ["TrainingStateFitScenario"]

@@ -1,22 +1,20 @@
-"""``ActivationMemoryScenario``: the saved activations of a transformer under each recomputation strategy."""
+"""How an ``ActivationMemoryScenario`` presents itself: its sections, headline, chart and controls, as data.
+
+The scenario class (:mod:`mlsysim_nb.kinds.activation.model`) holds the model; this mixin holds
+what the display, comparison, control and sweep modules read from it.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
-
-from mlsysim_nb.base import Scenario, derived, is_array
-from mlsysim_nb.errors import FieldError, NotApplicableError
-from mlsysim_nb.fields import VALUE_WIDTHS, check_count, knob
+from mlsysim_nb.errors import NotApplicableError
 from mlsysim_nb.formatting import format_bytes
-from mlsysim_nb.physics import _CONSTANTS, ACTIVATION_NAMES, STRATEGIES, with_equations
+from mlsysim_nb.physics import STRATEGIES
 from mlsysim_nb.presentation import Headline, MemoryChart, SectionSpec
-from mlsysim_nb.workloads import Workload, check_workload, workload_rows
+from mlsysim_nb.workloads import workload_rows
 
-__all__ = ["ActivationMemoryScenario"]
+__all__ = ["ActivationView"]
 
 _S = SectionSpec
 _SECTIONS = (
@@ -107,153 +105,24 @@ _COMPARISON_ROWS = (
 )
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
-class ActivationMemoryScenario(Scenario):
-    """Activation memory of ``workload`` at a micro-batch, under each recomputation strategy.
+class ActivationView:
+    """The presentation of an activation scenario (a mixin of :class:`ActivationMemoryScenario`)."""
 
-    Korthikanti et al. (2022): per layer, ``s·b·h·(34 + 5·a·s/h)`` bytes at
-    16 bits with nothing recomputed and a ``4h`` MLP; with ``ffn_multiple = f``
-    the MLP's two ``f·h``-wide tensors make the 34 ``18 + 4f`` (50 at f = 8).
-    The attention scores (the ``5·a·s/h`` term) are dropped by selective
-    recomputation, and full recomputation keeps only each layer's input.
-    Checkpoint segments keep ``k`` segment inputs and rebuild one segment at a
-    time.
-
-    Assumptions: transformer layers share geometry. Aggregate Korthikanti-style
-    coefficients and explicit tensor line items are separate approximations;
-    segment sizes use integer division.
-    Excludes: allocator reserves, runtime workspaces, unequal layer shapes, and
-    leftover segment layers are absent from the simple segment estimate.
-
-    Examples
-    --------
-    >>> from mlsysim_nb import Scenarios
-    >>> case = Scenarios.Gpt3ActivationsMicrobatch4
-    >>> round(case.sequence, 4)
-    2048
-    """
-
-    workload: Workload
-    micro_batch: int = knob(kind="count", label="micro-batch", high=2**20, control="log")
-    seq_len: int | None = knob(None, kind="count", label="sequence length", high=2**24, optional=True, control="log")
-    precision_bytes: float = knob(
-        2, kind="number", label="activation width (bytes)", high=8, control="dropdown", choices=VALUE_WIDTHS
-    )
-    normalization_per_layer: Any = knob(
-        None, kind="bytes", label="normalization per layer", positive=False, high=1e15, optional=True
-    )
-    ffn_multiple: int = knob(4, kind="count", label="feed-forward multiple", high=64, control="int")
-    checkpoint_segments: int | None = knob(
-        None, kind="count", label="checkpoint segments", high=2**16, optional=True, control="int",
-        help="0 = no segment checkpointing",
-    )  # fmt: skip
-    name: str = dataclasses.field(default="", compare=False)
-    description: str = dataclasses.field(default="", compare=False)
-
-    FORMULA_NAMES: ClassVar[tuple[str, ...]] = ACTIVATION_NAMES
-
-    def __post_init__(self) -> None:
-        o = type(self).__name__
-        w = check_workload(o, self.workload)
-        missing = [k for k in ("layers", "hidden_dim") if getattr(w, k) is None]  # what the activation model reads
-        if missing:
-            msg = f"the activation model needs a transformer's {' and '.join(missing)}; {w.name} has none"
-            raise FieldError(o, "workload", msg)
-        inputs = self._check_fields()
-        if inputs["seq_len"] is None and w.context_length is None:
-            raise FieldError(o, "seq_len", f"is required: {w.name} gives no context_length to fall back on")
-        segments = inputs["checkpoint_segments"]
-        if segments is not None and np.any(np.asarray(segments) > w.layers):
-            got = int(np.max(segments))
-            raise FieldError(o, "checkpoint_segments", f"must be at most {w.layers} (the model's layers), got {got}")
-        norm_bytes = inputs["normalization_per_layer"]
-        env: dict[str, Any] = {
-            **_CONSTANTS,
-            **inputs,
-            "parameters": float(w.parameters.magnitude),
-            "tokens": 1,
-            "layers": w.layers,
-            "hidden_dim": w.hidden_dim,
-            "heads": w.heads,
-            "context_length": w.context_length,
-            "seq_given": inputs["seq_len"] is not None,
-            "normalization_per_layer": 0 if norm_bytes is None else norm_bytes,
-        }
-        needs = {
-            "heads": f"workload.heads to size the attention scores ({w.name} gives none)",
-            "checkpoint_segments": "checkpoint_segments (this scenario has none)",
-        }
-        self._set_env(env, needs)
-
-    def sweep_quantity(self) -> str:
+    def sweep_quantity(self: Any) -> str:
         """What a sweep of this scenario plots and fits by default: selective recomputation's footprint."""
         return "activations_selective"
 
-    def field_bounds(self, name: str) -> tuple[float, float | None]:
-        """A field's accepted range here: its declaration's, with segments limited by the model's layers."""
-        low, high = super().field_bounds(name)
-        if name == "checkpoint_segments":
-            return low, self.workload.layers
-        return low, high
-
-    sequence = derived("sequence")
-    per_token_bytes_coefficient = derived("per_token_bytes_coefficient")
-    score_bytes_coefficient = derived("score_bytes_coefficient")
-    score_share = derived("score_share")
-    per_token_activations = derived("per_token_activations")
-    per_sequence_activations = derived("per_sequence_activations")
-    score_activations = derived("score_activations")
-    segment_layers = derived("segment_layers")
-    segment_input = derived("segment_input")
-    segment_inputs = derived("segment_inputs")
-    live_segment = derived("live_segment")
-    checkpointed_activations = derived("checkpointed_activations")
-    projection_activations_per_layer = derived("projection_activations_per_layer")
-    ffn_activations_per_layer = derived("ffn_activations_per_layer")
-    score_activations_per_layer = derived("score_activations_per_layer")
-    line_items_per_layer = derived("line_items_per_layer")
-    line_items_total = derived("line_items_total")
-    forward_equivalents = derived("forward_equivalents")
-    recompute_overhead = derived("recompute_overhead")
-    recompute_forward_equivalents = derived("recompute_forward_equivalents")
-
-    @with_equations("activations_none", "activations_selective", "activations_full")
-    def activations(self, strategy: str) -> Any:
-        """Activation footprint under a recomputation strategy: ``"none"``, ``"selective"`` or ``"full"``.
-
-        Raises
-        ------
-        ValueError
-            For an unknown strategy, listing the valid ones.
-        """
-        if strategy not in STRATEGIES:
-            msg = f"unknown activation strategy {strategy!r}; valid strategies are {', '.join(map(repr, STRATEGIES))}"
-            raise ValueError(msg)
-        from mlsysim_nb.base import _wrap
-
-        name = f"activations_{strategy}"
-        return _wrap(name, self._env.get(name))
-
-    @with_equations("checkpoint_memory_units")
-    def checkpoint_memory_units(self, checkpoints: int) -> Any:
-        """Activation memory with ``checkpoints`` evenly spaced checkpoints, in layer units."""
-        o = f"{type(self).__name__}.checkpoint_memory_units"
-        k = check_count(o, "checkpoints", checkpoints, maximum=self.workload.layers)
-        value = self._env.with_inputs({"checkpoints": k}).get("checkpoint_memory_units")
-        return value if is_array(value) else float(value)
-
-    # -- presentation: what the derivation, chart, comparison and controls show ----------------
     SECTIONS: ClassVar[tuple[SectionSpec, ...]] = _SECTIONS
     NOTES: ClassVar[tuple[tuple[str, str], ...]] = _NOTES
     COMPARISON_ROWS: ClassVar[tuple[str, ...]] = _COMPARISON_ROWS
 
-    def default_title(self) -> str:
+    def default_title(self: Any) -> str:
         """``"GPT-2 XL activations, micro-batch 32 × 1024 tokens"``."""
         if self.is_sweep:
             return f"{self.workload.name} activations, a sweep over {', '.join(self.swept_fields())}"
         return f"{self.workload.name} activations, micro-batch {self.micro_batch} × {self.magnitude('sequence')} tokens"
 
-    def headline(self) -> Headline:
+    def headline(self: Any) -> Headline:
         """The footprint under each strategy (and with checkpoint segments, when given)."""
         if self.is_sweep:
             return Headline(self.default_title())
@@ -268,7 +137,7 @@ class ActivationMemoryScenario(Scenario):
             parts.append(f"{self.checkpoint_segments} segments {segments}")
         return Headline(f"{self.default_title()}: " + ", ".join(parts))
 
-    def memory_chart(self) -> MemoryChart:
+    def memory_chart(self: Any) -> MemoryChart:
         """One bar per recomputation strategy, the attention scores apart from the linear terms."""
         m = self.magnitude
         try:
@@ -285,7 +154,7 @@ class ActivationMemoryScenario(Scenario):
             bars.append((label, {"linear (per-token)": m("checkpointed_activations")}))
         return MemoryChart(tuple(bars), caption="no device: compare the strategies")
 
-    def caveats(self) -> tuple[str, ...]:
+    def caveats(self: Any) -> tuple[str, ...]:
         """Where the segment estimate is not comparable with full recomputation, in words."""
         k, layers = self.checkpoint_segments, self.workload.layers
         if self.is_sweep or k is None or not layers:
@@ -310,18 +179,18 @@ class ActivationMemoryScenario(Scenario):
             return (text,)
         return ()
 
-    def method_inputs(self) -> dict[str, Any]:
+    def method_inputs(self: Any) -> dict[str, Any]:
         """The example k of ``checkpoint_memory_units(k)``: the segments, else the nearest whole √L."""
         layers = int(self.workload.layers or 1)  # the activation model requires layers
         segments = self.checkpoint_segments  # an array in a sweep over it
         k = segments if segments is not None else max(1, round(layers**0.5))
         return {"checkpoints": k}
 
-    def input_rows(self) -> list[tuple[str, str, str]]:
+    def input_rows(self: Any) -> list[tuple[str, str, str]]:
         """The workload's shape, which the activation model reads."""
         return workload_rows(self.workload)
 
-    def controls(self) -> list[Any]:
+    def controls(self: Any) -> list[Any]:
         """Model, micro-batch, sequence, width, feed-forward multiple, segments and the strategy shown."""
         from mlsysim_nb import controls as c
 

@@ -1,6 +1,6 @@
 """The physics of training on many devices: sharded state, parallel activations and communication.
 
-The equations of :class:`~mlsysim_nb.parallel.ParallelTrainingScenario`, once,
+The equations of :class:`~mlsysim_nb.kinds.parallel.model.ParallelTrainingScenario`, once,
 as :class:`~mlsysim_nb.formula.Formula` records, and their rows of the
 notation table. :mod:`mlsysim_nb.physics` and :mod:`mlsysim_nb.notation`
 merge them into the package's single tables, so every derivation,

@@ -1,6 +1,6 @@
 """How a ``TrainingStateFitScenario`` presents itself: its sections, headline, chart and controls, as data.
 
-The scenario class (:mod:`mlsysim_nb.training`) holds the model; this mixin holds
+The scenario class (:mod:`mlsysim_nb.kinds.training.model`) holds the model; this mixin holds
 what the display, comparison, control and sweep modules read from it.
 """
 
@@ -16,7 +16,7 @@ from mlsysim_nb.units import Q_
 from mlsysim_nb.workloads import workload_rows
 
 if TYPE_CHECKING:
-    from mlsysim_nb.training import TrainingStateFitScenario
+    from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
 
 __all__ = ["EXAMPLE_WRITE_BANDWIDTH", "TrainingView", "recipe"]
 

@@ -1,0 +1,31 @@
+"""The activation kind: the saved activations of a transformer under each recomputation strategy.
+
+``model`` holds :class:`ActivationMemoryScenario` (fields and properties; its equations are in
+:mod:`mlsysim_nb.physics`, which it shares with the training kind), ``view`` its presentation as data and
+``cases`` its named scenarios. This file is the declaration :mod:`mlsysim_nb.kinds` reads; the class loads on
+first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: The scenario class this kind exports (defined in ``model.py``).
+KIND = "ActivationMemoryScenario"
+#: Its cases come after the training kind's in the catalog (the reference's order).
+ORDER = 20
+#: Colours of its chart parts, colour-blind safe (Okabe-Ito) and readable on the white card.
+COLORS = {
+    "linear (per-token)": "#56B4E9",
+    "attention scores": "#D55E00",
+}
+
+__all__ = ["ActivationMemoryScenario"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == KIND:
+        from mlsysim_nb.kinds.activation.model import ActivationMemoryScenario
+
+        return ActivationMemoryScenario
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

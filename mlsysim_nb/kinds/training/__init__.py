@@ -1,0 +1,36 @@
+"""The training-state kind: a model's weights, gradients and optimizer state against one device's memory.
+
+``model`` holds :class:`TrainingStateFitScenario` (fields and properties; its equations are in
+:mod:`mlsysim_nb.physics`, which it shares with the activation kind), ``view`` its presentation as data and
+``cases`` its named scenarios. This file is the declaration :mod:`mlsysim_nb.kinds` reads; the class loads on
+first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: The scenario class this kind exports (defined in ``model.py``).
+KIND = "TrainingStateFitScenario"
+#: Its cases come first in the catalog (the reference's order).
+ORDER = 10
+#: Colours of its chart parts, colour-blind safe (Okabe-Ito) and readable on the white card.
+COLORS = {
+    "weights": "#0072B2",
+    "frozen weights": "#0072B2",
+    "gradients": "#E69F00",
+    "optimizer state": "#009E73",
+    "master copy": "#CC79A7",
+    "adapter state": "#D55E00",
+    "activations": "#56B4E9",
+}
+
+__all__ = ["TrainingStateFitScenario"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == KIND:
+        from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
+
+        return TrainingStateFitScenario
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,144 @@
+"""The training kind's named cases: the reference's training-state cases, with its names and inputs.
+
+Where a case carries saved activations, they are read from the matching activation case when the case is
+built, so the numbers visibly come from one another (the reference states the same values as literals).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mlsysim_nb.catalog import Factory, case
+from mlsysim_nb.units import Q_
+from mlsysim_nb.workloads import Workloads
+
+__all__ = ["CASES"]
+
+_MIXED_ADAM = {"bytes_per_value": 2, "optimizer_bytes_per_parameter": 8, "master_bytes_per_parameter": 4}
+_FP32_ADAM = {"bytes_per_value": 4, "optimizer_bytes_per_parameter": 8}
+
+
+def _training(**fields: Any) -> Any:
+    """A training-state scenario (the model loads when the first case is built)."""
+    from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
+
+    return TrainingStateFitScenario(**fields)
+
+
+def _gpt2_train(title: str, description: str, **kw: Any) -> Factory:
+    fields = {"workload": Workloads.GPT2_XL, "hardware": "H100", **_MIXED_ADAM, **kw}
+    return case(_training, title, description, **fields)
+
+
+def _resnet(title: str, description: str, **kw: Any) -> Factory:
+    fields = {"workload": Workloads.RESNET50, "hardware": "H100", **_FP32_ADAM, **kw}
+    return case(_training, title, description, **fields)
+
+
+def _llama3(title: str, description: str, **kw: Any) -> Factory:
+    fields = {"workload": Workloads.LLAMA3_8B, "hardware": "H100", **_MIXED_ADAM, "batch_size": 4,
+              "activations": lambda c: c.Llama3_8BBatch4Activations.per_token_activations, **kw}  # fmt: skip
+    return case(_training, title, description, **fields)
+
+
+def _adapters(title: str, description: str, rank: int) -> Factory:
+    shape = {"adapter_rank": rank, "adapted_matrices": 2, "adapter_in_dim": 4096, "adapter_out_dim": 4096}
+    return case(_training, title, description, workload=Workloads.HYPOTHETICAL_8B, **_MIXED_ADAM, **shape)
+
+
+CASES: dict[str, Factory] = {
+    "Gpt2Fp32AdamOnH100": _gpt2_train(
+        "GPT-2 XL trained in FP32 with Adam, against one H100's memory",
+        "Weights, gradients and two Adam values per parameter, all FP32, before activations.",
+        bytes_per_value=4,
+        master_bytes_per_parameter=None,
+    ),
+    "Gpt2Fp32AdamBatch32OnH100": _gpt2_train(
+        "GPT-2 XL's FP32 Adam training step at batch 32 on one H100",
+        "FP32 weights, gradients and Adam moments, plus FP32 activations at batch 32.",
+        bytes_per_value=4,
+        master_bytes_per_parameter=None,
+        batch_size=32,
+        activations=lambda c: c.Gpt2XlBatch32ActivationsFp32.activations("none"),
+    ),
+    "Gpt2MixedPrecisionAdamOnH100": _gpt2_train(
+        "GPT-2 XL trained in mixed precision with Adam on one H100, batch 32",
+        "16-bit weights and gradients, an FP32 master copy, two FP32 Adam moments (16 B per parameter), "
+        "and 16-bit activations at batch 32 and 1,024 tokens.",
+        batch_size=32,
+        activations=lambda c: c.Gpt2XlBatch32Activations.activations("none"),
+    ),
+    "Gpt2MixedPrecisionFlashAttentionOnH100": _gpt2_train(
+        "GPT-2 XL in mixed precision at batch 32 on one H100, attention scores not stored",
+        "16 B per parameter of state and the per-token activations only (FlashAttention).",
+        batch_size=32,
+        activations=lambda c: c.Gpt2XlBatch32Activations.per_token_activations,
+    ),
+    "Gpt2MixedPrecisionTwoMicroBatchesOnH100": _gpt2_train(
+        "GPT-2 XL's batch of 32 as two accumulated micro-batches of 16 on one H100",
+        "Mixed precision, FlashAttention, and 16 sequences' activations resident at a time.",
+        batch_size=16,
+        activations=lambda c: c.Gpt2XlMicroBatch16Activations.per_token_activations,
+    ),
+    "Gpt2MixedPrecisionSegmentCheckpointedOnH100": _gpt2_train(
+        "GPT-2 XL's batch of 32 with segment checkpointing on one H100",
+        "Mixed precision, FlashAttention, and 8 kept segment inputs plus one rebuilt segment.",
+        batch_size=32,
+        activations=lambda c: c.Gpt2XlBatch32SegmentCheckpointed.checkpointed_activations,
+    ),
+    "Llama2_7BMixedPrecisionAdam": case(
+        _training,
+        "A 7B model trained in mixed precision with Adam, against one H100",
+        "16 B per parameter before activations, against the 2 B per parameter it serves from.",
+        workload=Workloads.LLAMA2_7B,
+        hardware="H100",
+        **_MIXED_ADAM,
+    ),
+    "Llama3_8BFullFineTuneOnH100": _llama3(
+        "Full fine-tuning of Llama 3.1 8B on one H100",
+        "Mixed-precision Adam on every parameter plus activations at batch 4 and 2,048 tokens.",
+    ),
+    "Llama3_8BLoraOnH100": _llama3(
+        "Rank-16 LoRA fine-tuning of Llama 3.1 8B on one H100",
+        "Frozen 16-bit base weights; rank-16 adapters on every query and value projection carry the "
+        "mixed-precision Adam state; the same activations.",
+        # 32 layers x (q: 16*(4096+4096) + v: 16*(4096+1024)) = 6,815,744 with GQA's narrower v projection
+        adapter_parameters=6_815_744,
+    ),
+    "Rank16AdaptersOnHypothetical8B": _adapters(
+        "Rank-16 low-rank adapters on a hypothetical 8B-parameter transformer, mixed-precision Adam",
+        "Two 4,096-by-4,096 matrices adapted in each of 32 layers; 2 B per frozen parameter, "
+        "16 B per trained parameter, before activations.",
+        16,
+    ),
+    "Rank32AdaptersOnHypothetical8B": _adapters(
+        "The same adapters at rank 32",
+        "Adapter state is linear in the rank; the frozen base is unchanged.",
+        32,
+    ),
+    "ResNet50Fp32SgdMomentum": _resnet(
+        "ResNet-50 trained in FP32 with SGD and momentum",
+        "Weights, gradients and one momentum value per parameter, all FP32, before activations.",
+        optimizer_bytes_per_parameter=4,
+        hardware=None,
+    ),
+    "ResNet50Fp32AdamBatch64": _resnet(
+        "ResNet-50 trained in FP32 with Adam at batch 64, low activation estimate",
+        "Weights, gradients, two Adam values per parameter, and 8 GB of saved activations for "
+        "224x224 images, against one H100's memory.",
+        batch_size=64,
+        activations=Q_(8, "GB"),
+    ),
+    "ResNet50Fp32AdamBatch64HighActivations": _resnet(
+        "ResNet-50 trained in FP32 with Adam at batch 64, high activation estimate",
+        "The same training state with 12 GB of saved activations.",
+        batch_size=64,
+        activations=Q_(12, "GB"),
+    ),
+    "ResNet50Fp32AdamBatch512": _resnet(
+        "ResNet-50 trained in FP32 with Adam at batch 512, low activation estimate",
+        "The batch-64 state with its saved activations scaled linearly to batch 512.",
+        batch_size=512,
+        activations=lambda c: c.ResNet50Fp32AdamBatch64.activations_at(512),
+    ),
+}
