@@ -14,6 +14,7 @@ from mlsysim_nb.fields import VALUE_WIDTHS, check_count, check_quantity, knob, k
 from mlsysim_nb.hardware import HardwareNode
 from mlsysim_nb.kinds.training.view import TrainingView
 from mlsysim_nb.physics import TRAINING_NAMES, evaluate, with_equations
+from mlsysim_nb.units import Q_, factor
 from mlsysim_nb.workloads import Workload, check_workload
 
 __all__ = ["TrainingStateFitScenario"]
@@ -243,8 +244,10 @@ class TrainingStateFitScenario(TrainingView, Scenario):
         )
         if follows:
             _, batch = knobs(self)["batch_size"].check(type(self).__name__, "batch_size", changes["batch_size"])
-            moved = self.activations_at(batch)
-            changes = {**changes, "activations": moved.to(self.activations.units)}
+            # the activations_at formula on the checked magnitudes, given back in the unit they were stated in
+            moved = self._env.with_inputs({"at_batch_size": batch}).get("activations_at")  # bytes
+            units = self.activations.units
+            changes = {**changes, "activations": Q_(moved / factor(units, "byte"), units)}
         return super().variant(**changes)
 
     @property
