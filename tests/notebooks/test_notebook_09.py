@@ -78,7 +78,7 @@ def test_the_walk_ends_at_the_named_table_3_case() -> None:
         assert getattr(TABLE3, name).m_as("byte") == getattr(named, name).m_as("byte")
     label, total = _walk_steps()[-1]
     assert "Korthikanti Table 3" in label and "(m=3)" in label, label
-    assert f"= {_gb_gib(named.total_per_device)} per device: fits" in total, total
+    assert f"= {_gb_gib(named.total_per_device)} per device: the run fits" in total, total
     sources = "\n".join(_text(c) for c in _cells() if c["cell_type"] == "code")
     assert "table3 = pipeline.variant(interleave=3)" in sources
 
@@ -102,7 +102,7 @@ def test_data_parallelism_alone_fits_with_full_recomputation() -> None:
     assert zero3_full.fits
     assert round(_gb(zero3_full.total_per_device), 2) == 48.58
     label, total = next(s for s in _walk_steps() if s[0].startswith("1.4 "))
-    assert "full recomputation" in label and f"= {_gb_gib(zero3_full.total_per_device)} per device: fits" in total
+    assert "full recomputation" in label and f"= {_gb_gib(zero3_full.total_per_device)} per device: the run fits" in total
     prose = " ".join(_prose().split())
     assert "cannot shrink further" not in prose
     assert "Step 1.4 fits" in prose
