@@ -2,29 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
-
 import pytest
 
 from mlsysim_nb import Scenarios
+from tests.notebooks.test_notebooks_05_06_08 import _cells, _prose, _text
 
-ROOT = Path(__file__).resolve().parents[2]
 G = Scenarios.Gpt3_175BKorthikantiTable3OnA100
-
-
-def _cells(name: str) -> list[dict[str, Any]]:
-    return json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text(encoding="utf-8"))["cells"]
-
-
-def _text(cell: dict[str, Any]) -> str:
-    src = cell["source"]
-    return "".join(src) if isinstance(src, list) else src
-
-
-def _prose(name: str) -> str:
-    return " ".join(" ".join(_text(c) for c in _cells(name) if c["cell_type"] == "markdown").split())
 
 
 def _code(name: str) -> str:

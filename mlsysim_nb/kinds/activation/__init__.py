@@ -8,8 +8,6 @@ first use.
 
 from __future__ import annotations
 
-from typing import Any
-
 #: The scenario class this kind exports (defined in ``model.py``).
 KIND = "ActivationMemoryScenario"
 #: Its cases come after the training kind's in the catalog (the reference's order).
@@ -19,13 +17,3 @@ COLORS = {
     "linear (per-token)": "#56B4E9",
     "attention scores": "#D55E00",
 }
-
-__all__ = ["ActivationMemoryScenario"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == KIND:
-        from mlsysim_nb.kinds.activation.model import ActivationMemoryScenario
-
-        return ActivationMemoryScenario
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,8 +7,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 #: The scenario class this kind exports (defined in ``model.py``).
 KIND = "ParallelTrainingScenario"
 #: Its cases come after the single-device kinds' in the catalog.
@@ -21,13 +19,3 @@ COLORS = {
     "master copy": "#CC79A7",
     "activations": "#56B4E9",
 }
-
-__all__ = ["ParallelTrainingScenario"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == KIND:
-        from mlsysim_nb.kinds.parallel.model import ParallelTrainingScenario
-
-        return ParallelTrainingScenario
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,8 +8,6 @@ first use.
 
 from __future__ import annotations
 
-from typing import Any
-
 #: The scenario class this kind exports (defined in ``model.py``).
 KIND = "TrainingStateFitScenario"
 #: Its cases come first in the catalog (the reference's order).
@@ -24,13 +22,3 @@ COLORS = {
     "adapter state": "#D55E00",
     "activations": "#56B4E9",
 }
-
-__all__ = ["TrainingStateFitScenario"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == KIND:
-        from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
-
-        return TrainingStateFitScenario
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

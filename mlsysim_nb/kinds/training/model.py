@@ -245,7 +245,7 @@ class TrainingStateFitScenario(TrainingView, Scenario):
         if follows:
             _, batch = knobs(self)["batch_size"].check(type(self).__name__, "batch_size", changes["batch_size"])
             # the activations_at formula on the checked magnitudes, given back in the unit they were stated in
-            moved = self._env.with_inputs({"at_batch_size": batch}).get("activations_at")  # bytes
+            moved = self._activations_bytes_at(batch)
             units = self.activations.units
             changes = {**changes, "activations": Q_(moved / factor(units, "byte"), units)}
         return super().variant(**changes)
@@ -274,7 +274,11 @@ class TrainingStateFitScenario(TrainingView, Scenario):
             raise NotApplicableError("activations_at", _NEEDS_BATCH)
         from mlsysim_nb.base import _wrap
 
-        return _wrap("activations_at", self._env.with_inputs({"at_batch_size": at}).get("activations_at"))
+        return _wrap("activations_at", self._activations_bytes_at(at))
+
+    def _activations_bytes_at(self, batch_size: Any) -> Any:
+        """The ``activations_at`` formula on a checked batch size, in bytes (shared by ``variant()``)."""
+        return self._env.with_inputs({"at_batch_size": batch_size}).get("activations_at")
 
     @with_equations("checkpoint_write_time")
     def checkpoint_write_time(self, bandwidth: Any) -> Any:
