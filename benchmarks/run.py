@@ -122,8 +122,8 @@ def full_evaluation(first_runs: int) -> list[tuple[str, float | None, float | No
 
 def _optional_rows(t: Any) -> list[tuple[str, float | None, float | None]]:
     """Rows for features that exist only on our side (no reference equivalent)."""
-    from mlsysim_nb.repr_html import scenario_html
-    from mlsysim_nb.widgets import explore
+    from mlsysim_nb.live.explorer import explore
+    from mlsysim_nb.render.html import scenario_html
 
     rows: list[tuple[str, float | None, float | None]] = []
     scenario_html(t, chart=True)  # warm matplotlib's import and font cache

@@ -12,7 +12,6 @@ from typing import Any
 from mlsysim_nb import kinds
 from mlsysim_nb.catalog import Scenarios
 from mlsysim_nb.errors import FieldError, FieldUnitError, HardwareFileError, NotApplicableError
-from mlsysim_nb.hardware import Hardware, HardwareCatalog, HardwareNode, Memory, load_hardware
 from mlsysim_nb.helpers import (
     calc_activation_memory,
     calc_checkpoint_memory_units,
@@ -22,8 +21,9 @@ from mlsysim_nb.helpers import (
 )
 from mlsysim_nb.options import set_options
 from mlsysim_nb.physics import KORTHIKANTI_PER_TOKEN_BYTES, KORTHIKANTI_SCORE_BYTES
+from mlsysim_nb.records.hardware import Hardware, HardwareCatalog, HardwareNode, Memory, load_hardware
+from mlsysim_nb.records.workloads import Workload, Workloads
 from mlsysim_nb.units import Q_, ureg
-from mlsysim_nb.workloads import Workload, Workloads
 
 __version__ = "0.1.0.dev0"
 
@@ -61,22 +61,22 @@ __all__ += [kind.name for kind in kinds.all_kinds()]
 
 
 def explore(scenario: Any) -> Any:
-    """A live panel of controls, derivation and chart for ``scenario`` (see :mod:`mlsysim_nb.widgets`)."""
-    from mlsysim_nb.widgets import explore as _explore
+    """A live panel of controls, derivation and chart for ``scenario`` (see :mod:`mlsysim_nb.live.explorer`)."""
+    from mlsysim_nb.live.explorer import explore as _explore
 
     return _explore(scenario)
 
 
 def compare(*scenarios: Any) -> Any:
-    """Scenarios side by side, differences from the first marked (see :mod:`mlsysim_nb.comparison`)."""
-    from mlsysim_nb.comparison import compare as _compare
+    """Scenarios side by side, differences from the first marked (see :mod:`mlsysim_nb.live.comparison`)."""
+    from mlsysim_nb.live.comparison import compare as _compare
 
     return _compare(*scenarios)
 
 
 def sweep(scenario: Any, **axes: Any) -> Any:
-    """Evaluate ``scenario`` over a grid of field values, vectorised (see :mod:`mlsysim_nb.sweeps`)."""
-    from mlsysim_nb.sweeps import sweep as _sweep
+    """Evaluate ``scenario`` over a grid of field values, vectorised (see :mod:`mlsysim_nb.live.sweeps`)."""
+    from mlsysim_nb.live.sweeps import sweep as _sweep
 
     return _sweep(scenario, **axes)
 
@@ -84,11 +84,11 @@ def sweep(scenario: Any, **axes: Any) -> Any:
 def __getattr__(name: str) -> Any:
     # the result classes load with their modules, on first use (import stays quick)
     if name == "Sweep":
-        from mlsysim_nb.sweeps import Sweep
+        from mlsysim_nb.live.sweeps import Sweep
 
         return Sweep
     if name == "Comparison":
-        from mlsysim_nb.comparison import Comparison
+        from mlsysim_nb.live.comparison import Comparison
 
         return Comparison
     kind = kinds.find(name)  # a scenario kind's class loads, with its equations, on first use

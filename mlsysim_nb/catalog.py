@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from mlsysim_nb import kinds
-from mlsysim_nb.display import RichRepr
-from mlsysim_nb.hardware import Hardware
+from mlsysim_nb.records.hardware import Hardware
+from mlsysim_nb.render.display import RichRepr
 
 __all__ = ["Factory", "ScenarioCatalog", "Scenarios", "case"]
 
@@ -98,7 +98,7 @@ class ScenarioCatalog(RichRepr):
 
     def rows(self) -> list[list[str]]:
         """One row per case: name, class, title, one-line answer."""
-        from mlsysim_nb.summary import summary_line
+        from mlsysim_nb.render.summary import summary_line
 
         return [[n, type(s).__name__, s.name, summary_line(s)] for n, s in self.items()]
 
@@ -111,7 +111,7 @@ class ScenarioCatalog(RichRepr):
         return ["name", "class", "title", "answer"], self.rows()
 
     def _repr_html_(self) -> str:
-        from mlsysim_nb.repr_html import catalog_html
+        from mlsysim_nb.render.html import catalog_html
 
         return catalog_html(f"Scenarios: {len(self)} named cases", ["name", "class", "title", "answer"], self.rows())
 

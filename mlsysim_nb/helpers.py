@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mlsysim_nb.fields import check_count, check_number
+from mlsysim_nb.model.fields import check_count, check_number
 from mlsysim_nb.physics import STRATEGIES, evaluate, with_equations
 
 __all__ = [

@@ -1,6 +1,6 @@
 """The physics: every equation of the two scenarios, once, as data.
 
-Each quantity has a row in :data:`~mlsysim_nb.notation.QUANTITIES` (its
+Each quantity has a row in :data:`~mlsysim_nb.model.notation.QUANTITIES` (its
 symbol, its base unit and a short label) and, when it is computed, a
 :class:`~mlsysim_nb.formula.Formula` in :data:`FORMULAS`. Scenario properties, their docstrings, ``help()``, the
 text and HTML derivations and the sweeps are all generated from these two
@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 
 from mlsysim_nb import layers
 from mlsysim_nb.formula import Case, Formula
-from mlsysim_nb.notation import QUANTITIES, SYMBOLS, Quantity
+from mlsysim_nb.model.notation import QUANTITIES, SYMBOLS, Quantity
 
 __all__ = [
     "FORMULAS",

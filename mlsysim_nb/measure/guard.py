@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from mlsysim_nb.errors import MemoryLimitError
-from mlsysim_nb.fields import check_quantity
-from mlsysim_nb.formatting import format_bytes
+from mlsysim_nb.model.fields import check_quantity
+from mlsysim_nb.render.numbers import format_bytes
 
 __all__ = ["DEFAULT_MEMORY_LIMIT", "MAX_SIZES", "check_memory_limit", "refuse_above_limit"]
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from mlsysim_nb.errors import FieldError
-from mlsysim_nb.fields import check_count
 from mlsysim_nb.kinds.activation.model import ActivationMemoryScenario
 from mlsysim_nb.measure.guard import DEFAULT_MEMORY_LIMIT, MAX_SIZES, check_memory_limit, refuse_above_limit
 from mlsysim_nb.measure.items import ITEMS, SITES, item, predicted_items
 from mlsysim_nb.measure.results import ItemRow, LayerMeasurement, SavedTensor
 from mlsysim_nb.measure.torch_extra import require_torch
+from mlsysim_nb.model.fields import check_count
+from mlsysim_nb.records.workloads import Workload
 from mlsysim_nb.units import Q_
-from mlsysim_nb.workloads import Workload
 
 __all__ = ["DTYPES", "MAX_RANDOM_STATE", "layer_scenario", "measure_layer", "predicted_run_bytes"]
 

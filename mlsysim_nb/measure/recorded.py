@@ -29,8 +29,8 @@ from mlsysim_nb.measure.items import item, predicted_items
 from mlsysim_nb.measure.layer import layer_scenario
 from mlsysim_nb.measure.results import ItemRow, LayerMeasurement, SavedTensor, StateRow, TrainingStateMeasurement
 from mlsysim_nb.measure.training import RECIPES
+from mlsysim_nb.records.workloads import Workload
 from mlsysim_nb.units import Q_
-from mlsysim_nb.workloads import Workload
 
 __all__ = [
     "LAYERS",

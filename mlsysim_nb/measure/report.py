@@ -11,15 +11,15 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from mlsysim_nb.formatting import format_result
 from mlsysim_nb.measure.results import ItemRow, LayerMeasurement, SavedTensor, TrainingStateMeasurement
+from mlsysim_nb.render.numbers import format_result
 
 __all__ = ["layer_html", "layer_text", "state_html", "state_text"]
 
 
 @lru_cache(maxsize=1)
 def _css() -> str:
-    return (resources.files("mlsysim_nb") / "static" / "repr.css").read_text(encoding="utf-8")
+    return (resources.files("mlsysim_nb.render") / "static" / "repr.css").read_text(encoding="utf-8")
 
 
 def _b(value: Any, *, html: bool = False) -> str:

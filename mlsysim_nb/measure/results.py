@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mlsysim_nb.display import RichRepr
-from mlsysim_nb.formatting import format_result
 from mlsysim_nb.measure.items import LineItem
+from mlsysim_nb.render.display import RichRepr
+from mlsysim_nb.render.numbers import format_result
 from mlsysim_nb.units import Q_
 
 __all__ = ["ItemRow", "LayerMeasurement", "SavedTensor", "StateRow", "TrainingStateMeasurement"]

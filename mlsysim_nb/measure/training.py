@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlsysim_nb.errors import FieldError
-from mlsysim_nb.fields import check_count
 from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
 from mlsysim_nb.measure.guard import DEFAULT_MEMORY_LIMIT, MAX_SIZES, check_memory_limit, refuse_above_limit
 from mlsysim_nb.measure.results import StateRow, TrainingStateMeasurement
 from mlsysim_nb.measure.torch_extra import require_torch
+from mlsysim_nb.model.fields import check_count
+from mlsysim_nb.records.workloads import Workload
 from mlsysim_nb.units import Q_
-from mlsysim_nb.workloads import Workload
 
 __all__ = ["RECIPES", "Recipe", "measure_training_state"]
 

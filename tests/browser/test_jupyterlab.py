@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 
 from mlsysim_nb import Hardware, Scenarios
-from mlsysim_nb.formatting import format_bytes
-from mlsysim_nb.summary import summary_line
+from mlsysim_nb.render.numbers import format_bytes
+from mlsysim_nb.render.summary import summary_line
 
 pytestmark = pytest.mark.browser
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mlsysim_nb import Scenarios
-from mlsysim_nb.charts import alt_text, memory_breakdown, png_img
+from mlsysim_nb.render.charts import alt_text, memory_breakdown, png_img
 
 
 def test_training_breakdown_sums_to_training_total() -> None:
@@ -67,7 +67,7 @@ def test_png_img_has_alt_numbers() -> None:
 
 def test_zero_parts_are_left_out() -> None:
     """No master copy (FP32 + Adam): no 0 B segment, no "master copy" in the legend or the live chart."""
-    from mlsysim_nb.widgets import chart_data
+    from mlsysim_nb.live.explorer import chart_data
 
     s = Scenarios.Gpt2Fp32AdamOnH100
     assert s.master_weights.m_as("byte") == 0
@@ -82,8 +82,8 @@ def test_zero_parts_are_left_out() -> None:
 
 def test_chart_labels_round_as_the_text_does() -> None:
     """The figure's, the live chart's and the alt text's totals are the derivation's spelling (286.9 GB, not 287)."""
-    from mlsysim_nb.formatting import format_bytes
-    from mlsysim_nb.widgets import chart_data
+    from mlsysim_nb.live.explorer import chart_data
+    from mlsysim_nb.render.numbers import format_bytes
 
     s = Scenarios.Gpt2XlBatch32Activations
     none = format_bytes(s.activations("none").m_as("byte"))
@@ -104,8 +104,8 @@ def test_dollar_signs_in_names_are_text() -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     from mlsysim_nb import Q_
-    from mlsysim_nb.hardware import HardwareNode, Memory
-    from mlsysim_nb.repr_html import scenario_html
+    from mlsysim_nb.records.hardware import HardwareNode, Memory
+    from mlsysim_nb.render.html import scenario_html
 
     node = HardwareNode(name="$x^$", memory=Memory(Q_(80, "GB"), Q_(1, "TB/s")))
     s = Scenarios.Gpt2Fp32AdamOnH100.variant(hardware=node)

@@ -153,7 +153,7 @@ def test_data_files_ship_in_wheel(tmp_path: Path) -> None:
     wheel = next(tmp_path.glob("mlsysim_nb-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     for vendor in ("nvidia", "amd", "intel", "google"):
-        assert f"mlsysim_nb/data/hardware/{vendor}.toml" in names
+        assert f"mlsysim_nb/records/data/hardware/{vendor}.toml" in names
     assert "mlsysim_nb/units.txt" in names
 
 
@@ -170,7 +170,7 @@ def _raw_entries() -> list[tuple[str, str, dict[str, object]]]:
     """Every accelerator table of every shipped file, as written."""
     import tomllib
 
-    from mlsysim_nb.hardware import _data_dir
+    from mlsysim_nb.records.hardware import _data_dir
 
     out = []
     for path in sorted(_data_dir().glob("*.toml")):
@@ -280,7 +280,7 @@ def test_first_load_is_thread_safe(tmp_path: Path) -> None:
     import shutil
     import threading
 
-    from mlsysim_nb.hardware import _data_dir
+    from mlsysim_nb.records.hardware import _data_dir
 
     shipped = tmp_path / "shipped"
     shipped.mkdir()

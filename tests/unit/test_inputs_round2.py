@@ -12,7 +12,7 @@ import pytest
 
 from mlsysim_nb import Q_, FieldError, Scenarios, Workload, sweep
 from mlsysim_nb.errors import show_number
-from mlsysim_nb.hardware import Memory
+from mlsysim_nb.records.hardware import Memory
 
 T = Scenarios.Gpt2Fp32AdamOnH100
 A = Scenarios.Gpt2XlBatch32SegmentCheckpointed
@@ -118,7 +118,7 @@ def test_range_messages_write_whole_numbers_with_separators(build: Any, text: st
 
 def test_knob_describe_uses_the_same_spelling() -> None:
     """A field's description of its range uses the messages' spelling."""
-    from mlsysim_nb.fields import knobs
+    from mlsysim_nb.model.fields import knobs
 
     declared = knobs(T)
     assert declared["batch_size"].describe() == "a whole number from 1 to 1,048,576, or None"
@@ -154,7 +154,7 @@ def test_memory_figures_are_bounded(capacity: Any, bandwidth: Any, field: str, t
 
 def test_peak_flops_is_bounded() -> None:
     """Peak FLOPS beyond 10 EFLOP/s (a hundred wafer-scale engines) is refused."""
-    from mlsysim_nb.hardware import HardwareNode
+    from mlsysim_nb.records.hardware import HardwareNode
 
     with pytest.raises(FieldError, match=r"from 1 kFLOP/s to 10 EFLOP/s, got 1e\+30 FLOPS"):
         HardwareNode(name="x", memory=Memory("80 GiB", "3 TB/s"), peak_flops="1e30 FLOPS")
@@ -163,7 +163,7 @@ def test_peak_flops_is_bounded() -> None:
 def test_hardware_file_with_a_huge_figure_names_the_file(tmp_path: Any) -> None:
     """A hardware file's "10**400 B" is a HardwareFileError naming the file, the entry and the key."""
     from mlsysim_nb.errors import HardwareFileError
-    from mlsysim_nb.hardware import load_hardware
+    from mlsysim_nb.records.hardware import load_hardware
 
     path = tmp_path / "lab.toml"
     path.write_text(
@@ -197,7 +197,7 @@ def _lab_file(tmp_path: Any, key: str, name: str, capacity: str = "1 GiB") -> An
 def test_user_file_with_a_shipped_key_is_refused_naming_both_files(tmp_path: Any) -> None:
     """A user's [H100] is refused, naming the user's file and the shipped one; the shipped H100 and its cases stay."""
     from mlsysim_nb.errors import HardwareFileError
-    from mlsysim_nb.hardware import HardwareCatalog
+    from mlsysim_nb.records.hardware import HardwareCatalog
 
     catalog = HardwareCatalog()
     path = _lab_file(tmp_path, "H100", "My tiny H100")
@@ -231,7 +231,7 @@ def test_shipped_catalog_is_unchanged_after_a_refused_file(tmp_path: Any) -> Non
 def test_user_file_with_a_shipped_display_name_is_refused(tmp_path: Any) -> None:
     """A new key whose name is a shipped accelerator's ("NVIDIA H100", any case or spacing) is refused too."""
     from mlsysim_nb.errors import HardwareFileError
-    from mlsysim_nb.hardware import HardwareCatalog
+    from mlsysim_nb.records.hardware import HardwareCatalog
 
     with pytest.raises(
         HardwareFileError, match=r"name 'nvidia  H100' is already used by \[H100\] \(from .*nvidia\.toml\)"
@@ -242,7 +242,7 @@ def test_user_file_with_a_shipped_display_name_is_refused(tmp_path: Any) -> None
 def test_duplicate_names_within_one_file_are_refused(tmp_path: Any) -> None:
     """Two entries of one file with the same display name are refused, naming the first."""
     from mlsysim_nb.errors import HardwareFileError
-    from mlsysim_nb.hardware import HardwareCatalog
+    from mlsysim_nb.records.hardware import HardwareCatalog
 
     path = tmp_path / "dup.toml"
     path.write_text(
@@ -256,7 +256,7 @@ def test_duplicate_names_within_one_file_are_refused(tmp_path: Any) -> None:
 
 def test_add_refuses_a_key_already_in_the_catalog() -> None:
     """HardwareCatalog.add("H100", ...) is refused, naming where the existing entry came from."""
-    from mlsysim_nb.hardware import HardwareCatalog, HardwareNode
+    from mlsysim_nb.records.hardware import HardwareCatalog, HardwareNode
 
     catalog = HardwareCatalog()
     with pytest.raises(FieldError, match=r"HardwareCatalog.key: the catalog already has an accelerator \[H100\]"):
@@ -270,7 +270,7 @@ _LAB = '[LAB]\nname = "Lab GPU"\nmemory_capacity = "48 GiB"\nmemory_bandwidth = 
 
 def test_hardware_file_with_a_byte_order_mark_loads(tmp_path: Any) -> None:
     """A UTF-8 file that starts with a byte-order mark (as some editors save it) loads like one without."""
-    from mlsysim_nb.hardware import load_hardware
+    from mlsysim_nb.records.hardware import load_hardware
 
     path = tmp_path / "bom.toml"
     path.write_bytes(b"\xef\xbb\xbf" + _LAB.encode("utf-8"))
@@ -280,7 +280,7 @@ def test_hardware_file_with_a_byte_order_mark_loads(tmp_path: Any) -> None:
 def test_empty_name_in_a_hardware_file_names_the_file_and_entry(tmp_path: Any) -> None:
     """An empty name (name = "") is a HardwareFileError naming the file, the entry and the key, not a bare FieldError."""
     from mlsysim_nb.errors import HardwareFileError
-    from mlsysim_nb.hardware import load_hardware
+    from mlsysim_nb.records.hardware import load_hardware
 
     path = tmp_path / "noname.toml"
     path.write_text(_LAB.replace('"Lab GPU"', '""'), encoding="utf-8")
@@ -291,7 +291,7 @@ def test_empty_name_in_a_hardware_file_names_the_file_and_entry(tmp_path: Any) -
 def test_record_rules_in_a_hardware_file_name_the_file(tmp_path: Any) -> None:
     """A rule the record itself enforces (a capacity beyond 10 PB) is reported with the file, entry and key."""
     from mlsysim_nb.errors import HardwareFileError
-    from mlsysim_nb.hardware import load_hardware
+    from mlsysim_nb.records.hardware import load_hardware
 
     path = tmp_path / "big.toml"
     path.write_text(_LAB.replace('"48 GiB"', '"20 PB"'), encoding="utf-8")
@@ -302,7 +302,7 @@ def test_record_rules_in_a_hardware_file_name_the_file(tmp_path: Any) -> None:
 def test_driver_capacity_needs_its_source(tmp_path: Any) -> None:
     """A driver_capacity without driver_capacity_source is refused, like every other figure without its source."""
     from mlsysim_nb.errors import HardwareFileError
-    from mlsysim_nb.hardware import load_hardware
+    from mlsysim_nb.records.hardware import load_hardware
 
     path = tmp_path / "driver.toml"
     path.write_text(_LAB + 'driver_capacity = "47000 MiB"\n', encoding="utf-8")
@@ -435,7 +435,7 @@ def test_compare_html_shows_controls_as_escapes() -> None:
 
 def test_catalog_and_workload_tables_show_controls_as_escapes() -> None:
     """Hardware catalog text, hardware and workload Markdown tables: no raw control or bidi character."""
-    from mlsysim_nb.hardware import HardwareCatalog, HardwareNode
+    from mlsysim_nb.records.hardware import HardwareCatalog, HardwareNode
 
     catalog = HardwareCatalog()
     node = HardwareNode(name=FORGED, memory=Memory("80 GiB", "3 TB/s"))
@@ -459,7 +459,7 @@ def test_unlink_agrees_with_the_regex_rule() -> None:
     """The linear bare-URL scan gives exactly the former regex's output on 20,000 random strings of URL pieces."""
     import random
 
-    from mlsysim_nb.repr_text import _unlink
+    from mlsysim_nb.render.text import _unlink
 
     rng = random.Random(20261201)  # noqa: S311 - reproducible test strings, not secrets
     pieces = [*"wW.:/ a-_+1#&;\\", "K", "ſ", "ı", "\u212a", "é", "://", "www.", "http://", "x.y"]
@@ -471,7 +471,7 @@ def test_unlink_agrees_with_the_regex_rule() -> None:
 @pytest.mark.parametrize("text", ["a" * 100_000, "w" * 100_000, "www. " * 20_000 + "a" * 50_000 + "://"])
 def test_escape_markdown_is_linear(text: str) -> None:
     """100,000 characters escape in well under a second (the backtracking regex took over 30 s on the first two)."""
-    from mlsysim_nb.repr_text import escape_markdown
+    from mlsysim_nb.render.text import escape_markdown
 
     start = time.perf_counter()
     escaped = escape_markdown(text)
@@ -539,7 +539,7 @@ def test_ascii_spelling() -> None:
 
 def test_choice_field_names_a_huge_integer_safely() -> None:
     """A choice field given an integer of 5,000 digits (whose repr Python refuses) names it as 1e+4999."""
-    from mlsysim_nb.fields import check_choice
+    from mlsysim_nb.model.fields import check_choice
 
     with pytest.raises(FieldError, match=r"must be one of 'none', 'full', got 1e\+4999"):
         check_choice("S", "recompute", 10**4999, ("none", "full"))
@@ -547,7 +547,7 @@ def test_choice_field_names_a_huge_integer_safely() -> None:
 
 def test_parse_quantity_is_the_guarded_reader() -> None:
     """parse_quantity reads quantity text and refuses nested powers before evaluating them."""
-    from mlsysim_nb.fields import parse_quantity
+    from mlsysim_nb.model.fields import parse_quantity
 
     assert parse_quantity("80 GiB") == Q_(80, "GiB")
     with pytest.raises(ValueError, match="no nested powers"):

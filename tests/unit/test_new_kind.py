@@ -16,9 +16,9 @@ import pytest
 
 import mlsysim_nb
 from mlsysim_nb import Q_, Scenarios, compare, explore, kinds, sweep
-from mlsysim_nb.charts import part_color
-from mlsysim_nb.notation import QUANTITIES, SYMBOLS
+from mlsysim_nb.model.notation import QUANTITIES, SYMBOLS
 from mlsysim_nb.physics import FORMULAS
+from mlsysim_nb.render.charts import part_color
 
 _FILES = {
     "__init__.py": """
@@ -27,7 +27,7 @@ _FILES = {
     """,
     "physics.py": """
         from mlsysim_nb.formula import Formula, Symbol
-        from mlsysim_nb.notation import Quantity
+        from mlsysim_nb.model.notation import Quantity
         from mlsysim_nb.physics import register
 
         NAMES = register(
@@ -44,9 +44,9 @@ _FILES = {
         from dataclasses import dataclass
         from typing import Any, ClassVar
 
-        from mlsysim_nb.base import Scenario, derived
-        from mlsysim_nb.fields import knob
-        from mlsysim_nb.presentation import MemoryChart
+        from mlsysim_nb.model.scenario import Scenario, derived
+        from mlsysim_nb.model.fields import knob
+        from mlsysim_nb.model.presentation import MemoryChart
         from mlsysim_nb.units import Q_
 
         from mlsysim_nb.kinds.toy.physics import NAMES

@@ -21,7 +21,7 @@ from mlsysim_nb import (
     Workloads,
     set_options,
 )
-from mlsysim_nb.explain import explain, step_parts
+from mlsysim_nb.render.derivation import explain, step_parts
 from tests.unit.test_equations import SEED_ACTIVATION, SEED_TRAINING
 
 SNAPSHOTS = Path(__file__).resolve().parents[1] / "snapshots"

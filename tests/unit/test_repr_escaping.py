@@ -18,7 +18,7 @@ from mlsysim_nb import (
     TrainingStateFitScenario,
     Workload,
 )
-from mlsysim_nb.repr_text import escape_markdown, one_line
+from mlsysim_nb.render.text import escape_markdown, one_line
 
 HOSTILE = [
     "![i](https://x.example/i.png)",

@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 from mlsysim_nb import Q_, FieldError, compare, explore, kinds, sweep
-from mlsysim_nb.base import Scenario, derived
-from mlsysim_nb.fields import knob
 from mlsysim_nb.formula import Formula, Symbol
-from mlsysim_nb.notation import Quantity
+from mlsysim_nb.model.fields import knob
+from mlsysim_nb.model.notation import Quantity
+from mlsysim_nb.model.scenario import Scenario, derived
 from mlsysim_nb.physics import register
 
 PACKAGE = Path(__file__).resolve().parents[2] / "mlsysim_nb"

@@ -8,9 +8,9 @@ import timeit
 import pytest
 
 from mlsysim_nb import Q_, Hardware, Scenarios, compare, explore
-from mlsysim_nb.controls import controls_for
-from mlsysim_nb.formatting import format_bytes
-from mlsysim_nb.widgets import MemoryBarWidget, ScenarioExplorer, chart_data
+from mlsysim_nb.live.controls import controls_for
+from mlsysim_nb.live.explorer import MemoryBarWidget, ScenarioExplorer, chart_data
+from mlsysim_nb.render.numbers import format_bytes
 
 
 @pytest.fixture
@@ -141,7 +141,7 @@ def test_chart_data_matches_model() -> None:
 
 def test_anywidget_files_are_real() -> None:
     """_esm and _css are files in the package."""
-    from mlsysim_nb.widgets import STATIC
+    from mlsysim_nb.live.explorer import STATIC
 
     assert (STATIC / "memory_bar.js").read_text().strip().endswith("export default { render };")
     assert MemoryBarWidget()._css.strip().startswith("/*")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from mlsysim_nb.catalog import Factory, case
+from mlsysim_nb.records.workloads import Workloads
 from mlsysim_nb.units import Q_
-from mlsysim_nb.workloads import Workloads
 
 __all__ = ["CASES"]
 

@@ -8,12 +8,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mlsysim_nb.base import Scenario, derived, is_array
 from mlsysim_nb.errors import FieldError
-from mlsysim_nb.fields import VALUE_WIDTHS, check_count, knob
 from mlsysim_nb.kinds.activation.view import ActivationView
+from mlsysim_nb.model.fields import VALUE_WIDTHS, check_count, knob
+from mlsysim_nb.model.scenario import Scenario, derived, is_array
 from mlsysim_nb.physics import _CONSTANTS, ACTIVATION_NAMES, STRATEGIES, with_equations
-from mlsysim_nb.workloads import Workload, check_workload
+from mlsysim_nb.records.workloads import Workload, check_workload
 
 __all__ = ["ActivationMemoryScenario"]
 
@@ -136,7 +136,7 @@ class ActivationMemoryScenario(ActivationView, Scenario):
         if strategy not in STRATEGIES:
             msg = f"unknown activation strategy {strategy!r}; valid strategies are {', '.join(map(repr, STRATEGIES))}"
             raise ValueError(msg)
-        from mlsysim_nb.base import _wrap
+        from mlsysim_nb.model.scenario import _wrap
 
         name = f"activations_{strategy}"
         return _wrap(name, self._env.get(name))

@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from mlsysim_nb.errors import NotApplicableError
-from mlsysim_nb.formatting import format_bytes
+from mlsysim_nb.model.presentation import Headline, MemoryChart, SectionSpec
 from mlsysim_nb.physics import STRATEGIES
-from mlsysim_nb.presentation import Headline, MemoryChart, SectionSpec
-from mlsysim_nb.workloads import workload_rows
+from mlsysim_nb.records.workloads import workload_rows
+from mlsysim_nb.render.numbers import format_bytes
 
 __all__ = ["ActivationView"]
 
@@ -192,7 +192,7 @@ class ActivationView:
 
     def controls(self: Any) -> list[Any]:
         """Model, micro-batch, sequence, width, feed-forward multiple, segments and the strategy shown."""
-        from mlsysim_nb import controls as c
+        from mlsysim_nb.live import controls as c
 
         return [
             c.catalog_control(self, "workload"),

@@ -18,11 +18,11 @@ def _mixed_precision_adam(workload: str, hardware: str, seq_len: int, **layout: 
     """A named case: 16-bit values, an FP32 master copy and Adam, micro-batch 1, selective recomputation."""
 
     def build(_catalog: Any) -> Any:
-        from mlsysim_nb.hardware import Hardware
         from mlsysim_nb.kinds.activation.model import ActivationMemoryScenario
         from mlsysim_nb.kinds.parallel.model import ParallelTrainingScenario
         from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
-        from mlsysim_nb.workloads import Workloads
+        from mlsysim_nb.records.hardware import Hardware
+        from mlsysim_nb.records.workloads import Workloads
 
         model = getattr(Workloads, workload)
         state = TrainingStateFitScenario(

@@ -18,17 +18,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mlsysim_nb.base import Scenario, changed_fields, derived, is_array
 from mlsysim_nb.errors import FieldError
-from mlsysim_nb.fields import knob
 from mlsysim_nb.formula import Symbol
-from mlsysim_nb.hardware import HardwareNode
 from mlsysim_nb.kinds.activation.model import ActivationMemoryScenario
 from mlsysim_nb.kinds.parallel.physics import KORTHIKANTI_REPLICATED_BYTES, PARALLEL_FORMULAS, PARALLEL_NOTATION
 from mlsysim_nb.kinds.parallel.view import ParallelView
 from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
-from mlsysim_nb.notation import Quantity
+from mlsysim_nb.model.fields import knob
+from mlsysim_nb.model.notation import Quantity
+from mlsysim_nb.model.scenario import Scenario, changed_fields, derived, is_array
 from mlsysim_nb.physics import STRATEGIES, register, with_equations
+from mlsysim_nb.records.hardware import HardwareNode
 
 __all__ = ["PARALLEL_NAMES", "ParallelTrainingScenario"]
 

@@ -2,7 +2,7 @@
 
 The equations of :class:`~mlsysim_nb.kinds.parallel.model.ParallelTrainingScenario`, once,
 as :class:`~mlsysim_nb.formula.Formula` records, and their rows of the
-notation table. :mod:`mlsysim_nb.physics` and :mod:`mlsysim_nb.notation`
+notation table. :mod:`mlsysim_nb.physics` and :mod:`mlsysim_nb.model.notation`
 merge them into the package's single tables, so every derivation,
 docstring and sweep reads them like the others.
 
@@ -292,7 +292,7 @@ _TRAFFIC = [
 PARALLEL_FORMULAS: tuple[Formula, ...] = (*_LAYOUT, *_STATE, *_ACTIVATIONS, *_TOTALS, *_TRAFFIC)
 PARALLEL_NAMES = tuple(f.name for f in PARALLEL_FORMULAS)
 
-#: Notation rows (letter, subscript, base unit, label); :mod:`mlsysim_nb.notation` makes them Quantity rows.
+#: Notation rows (letter, subscript, base unit, label); :mod:`mlsysim_nb.model.notation` makes them Quantity rows.
 PARALLEL_NOTATION: dict[str, tuple[str, str, str, str]] = {
     # -- inputs: the layout
     "data_parallel": ("N", "d", "", "data-parallel replicas"),

@@ -10,9 +10,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mlsysim_nb.formatting import capacity_text, format_bytes, format_share
 from mlsysim_nb.kinds.training.view import recipe
-from mlsysim_nb.presentation import Headline, MemoryChart, SectionSpec, Verdict
+from mlsysim_nb.model.presentation import Headline, MemoryChart, SectionSpec, Verdict
+from mlsysim_nb.render.numbers import capacity_text, format_bytes, format_share
 
 __all__ = ["ParallelView"]
 
@@ -208,7 +208,7 @@ class ParallelView:
 
     def input_rows(self: Any) -> list[tuple[str, str, str]]:
         """The recipe and the device, from ``state``, and the geometry, from ``activations``."""
-        from mlsysim_nb.workloads import workload_rows
+        from mlsysim_nb.records.workloads import workload_rows
 
         rows = workload_rows(self.workload)
         if self.activations is not None:
@@ -226,7 +226,7 @@ class ParallelView:
 
     def controls(self: Any) -> list[Any]:
         """Device, the layout (N_d, ZeRO stage, t, SP, p, m) and the recomputation strategy."""
-        from mlsysim_nb import controls as c
+        from mlsysim_nb.live import controls as c
 
         device = c.catalog_control(
             self.state, "hardware", bind=lambda s, node: {"state": s.state.variant(hardware=node)}

@@ -8,14 +8,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mlsysim_nb.base import Scenario, changed_fields, derived, is_array
 from mlsysim_nb.errors import FieldError, NotApplicableError
-from mlsysim_nb.fields import VALUE_WIDTHS, check_count, check_quantity, knob, knobs
-from mlsysim_nb.hardware import HardwareNode
 from mlsysim_nb.kinds.training.view import TrainingView
+from mlsysim_nb.model.fields import VALUE_WIDTHS, check_count, check_quantity, knob, knobs
+from mlsysim_nb.model.scenario import Scenario, changed_fields, derived, is_array
 from mlsysim_nb.physics import TRAINING_NAMES, evaluate, with_equations
+from mlsysim_nb.records.hardware import HardwareNode
+from mlsysim_nb.records.workloads import Workload, check_workload
 from mlsysim_nb.units import Q_, factor
-from mlsysim_nb.workloads import Workload, check_workload
 
 __all__ = ["TrainingStateFitScenario"]
 
@@ -272,7 +272,7 @@ class TrainingStateFitScenario(TrainingView, Scenario):
             raise NotApplicableError("activations_at", _NEEDS_ACTIVATIONS)
         if self.batch_size is None:
             raise NotApplicableError("activations_at", _NEEDS_BATCH)
-        from mlsysim_nb.base import _wrap
+        from mlsysim_nb.model.scenario import _wrap
 
         return _wrap("activations_at", self._activations_bytes_at(at))
 
@@ -285,7 +285,7 @@ class TrainingStateFitScenario(TrainingView, Scenario):
         """Seconds to write ``checkpoint`` at ``bandwidth`` (a quantity such as ``Q_(2, "GB/s")``)."""
         o = f"{type(self).__name__}.checkpoint_write_time"
         _, rate = check_quantity(o, "bandwidth", bandwidth, "byte/second", allow_plain=False)
-        from mlsysim_nb.base import _wrap
+        from mlsysim_nb.model.scenario import _wrap
 
         env = self._env.with_inputs({"write_bandwidth": rate})
         return _wrap("checkpoint_write_time", env.get("checkpoint_write_time"))

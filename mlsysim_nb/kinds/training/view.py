@@ -9,11 +9,11 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from mlsysim_nb.base import Scenario, is_array
-from mlsysim_nb.formatting import capacity_text, format_bytes, format_share
-from mlsysim_nb.presentation import Headline, MemoryChart, SectionSpec, Verdict
+from mlsysim_nb.model.presentation import Headline, MemoryChart, SectionSpec, Verdict
+from mlsysim_nb.model.scenario import Scenario, is_array
+from mlsysim_nb.records.workloads import workload_rows
+from mlsysim_nb.render.numbers import capacity_text, format_bytes, format_share
 from mlsysim_nb.units import Q_
-from mlsysim_nb.workloads import workload_rows
 
 if TYPE_CHECKING:
     from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
@@ -242,7 +242,7 @@ class TrainingView:
 
     def controls(self: Any) -> list[Any]:
         """Device, model, precision, optimizer, master copy, batch and adapters."""
-        from mlsysim_nb import controls as c
+        from mlsysim_nb.live import controls as c
 
         specs = [
             c.catalog_control(self, "hardware"),

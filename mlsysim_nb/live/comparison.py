@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mlsysim_nb.display import RichRepr
 from mlsysim_nb.errors import NotApplicableError
-from mlsysim_nb.formatting import format_result
 from mlsysim_nb.formula import format_number
 from mlsysim_nb.physics import QUANTITIES
+from mlsysim_nb.render.display import RichRepr
+from mlsysim_nb.render.numbers import format_result
 
 if TYPE_CHECKING:
-    from mlsysim_nb.base import Scenario
+    from mlsysim_nb.model.scenario import Scenario
 
 __all__ = ["Comparison", "compare"]
 
@@ -70,12 +70,12 @@ class Comparison(RichRepr):
 
     def _titles(self) -> list[str]:
         """Each scenario's title as shown: on one line, control and bidirectional characters made visible."""
-        from mlsysim_nb.repr_text import one_line
+        from mlsysim_nb.render.text import one_line
 
         return [one_line(s.title()) for s in self.scenarios]
 
     def _repr_text_(self) -> str:
-        from mlsysim_nb.repr_text import one_line
+        from mlsysim_nb.render.text import one_line
 
         lines = ["Comparison: " + " | ".join(self._titles())]
         for name, cells in self.table():
@@ -83,7 +83,7 @@ class Comparison(RichRepr):
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        from mlsysim_nb.repr_html import _wrap
+        from mlsysim_nb.render.html import _wrap
 
         head = "<tr><th>quantity</th>" + "".join(f"<th>{escape(t)}</th>" for t in self._titles()) + "</tr>"
         body = ""
@@ -109,7 +109,7 @@ def compare(*scenarios: Any) -> Any:
     >>> "▼ 50 %" in c._repr_text_()
     True
     """
-    from mlsysim_nb.widgets import ScenarioExplorer
+    from mlsysim_nb.live.explorer import ScenarioExplorer
 
     panels = [s for s in scenarios if isinstance(s, ScenarioExplorer)]
     if not panels:

@@ -13,11 +13,11 @@ import html
 import io
 from typing import TYPE_CHECKING, Any
 
-from mlsysim_nb.formatting import format_bytes
-from mlsysim_nb.presentation import MemoryChart
+from mlsysim_nb.model.presentation import MemoryChart
+from mlsysim_nb.render.numbers import format_bytes
 
 if TYPE_CHECKING:
-    from mlsysim_nb.base import Scenario
+    from mlsysim_nb.model.scenario import Scenario
 
 __all__ = ["alt_text", "memory_bar", "memory_breakdown", "part_color", "png_img", "shown_parts", "size_text"]
 

@@ -7,18 +7,18 @@ from typing import TYPE_CHECKING, Any
 from mlsysim_nb.options import OPTIONS
 
 if TYPE_CHECKING:
-    from mlsysim_nb.base import Scenario
+    from mlsysim_nb.model.scenario import Scenario
 
 __all__ = ["RichRepr", "scenario_bundle"]
 
 
 def scenario_bundle(scenario: Scenario) -> dict[str, str]:
     """text/plain, text/markdown and (unless display_style is "text") text/html for a scenario."""
-    from mlsysim_nb.repr_text import scenario_markdown, scenario_text
+    from mlsysim_nb.render.text import scenario_markdown, scenario_text
 
     bundle = {"text/plain": scenario_text(scenario), "text/markdown": scenario_markdown(scenario)}
     if OPTIONS["display_style"] == "html":
-        from mlsysim_nb.repr_html import scenario_html
+        from mlsysim_nb.render.html import scenario_html
 
         bundle["text/html"] = scenario_html(scenario, chart=OPTIONS["chart"])
     return bundle
@@ -40,7 +40,7 @@ class RichRepr:
         table = self._markdown_rows()
         if table is None:
             return None
-        from mlsysim_nb.repr_text import markdown_table
+        from mlsysim_nb.render.text import markdown_table
 
         return markdown_table(*table)
 

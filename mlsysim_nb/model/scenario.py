@@ -17,9 +17,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mlsysim_nb.errors import FieldError, NotApplicableError
-from mlsysim_nb.fields import knobs
+from mlsysim_nb.model.fields import knobs
+from mlsysim_nb.model.presentation import Headline, MemoryChart, SectionSpec
 from mlsysim_nb.physics import FORMULAS, QUANTITIES, SYMBOLS
-from mlsysim_nb.presentation import Headline, MemoryChart, SectionSpec
 from mlsysim_nb.units import factor, maker
 
 __all__ = ["Scenario", "changed_fields", "derived", "is_array"]
@@ -328,7 +328,7 @@ class Scenario:
 
     def headline(self) -> Headline:
         """The one-line answer; by default the result of the last section's headline step."""
-        from mlsysim_nb.formatting import format_result
+        from mlsysim_nb.render.numbers import format_result
 
         spec = self.sections()[-1]
         name = dict(spec.steps).get(spec.headline, spec.headline) or self.FORMULA_NAMES[-1]
@@ -374,7 +374,7 @@ class Scenario:
 
     def controls(self) -> list[Any]:
         """The live controls: one per field that declares one (kinds add catalog and view controls)."""
-        from mlsysim_nb import controls as c
+        from mlsysim_nb.live import controls as c
 
         return [c.field_control(self, name) for name, k in knobs(self).items() if k.control]
 
@@ -383,13 +383,13 @@ class Scenario:
         return [name for name, value in self.inputs().items() if _is_array_value(value)]
 
     def __repr__(self) -> str:
-        from mlsysim_nb.repr_text import one_line
+        from mlsysim_nb.render.text import one_line
 
         return f"<{type(self).__name__}: {one_line(str(self.headline()))}>"
 
     # -- display: the derivation as HTML, Markdown and text, and the chart -----------------
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from mlsysim_nb.display import scenario_bundle
+        from mlsysim_nb.render.display import scenario_bundle
 
         return scenario_bundle(self)
 
@@ -398,37 +398,37 @@ class Scenario:
 
     def to_html(self, *, chart: bool = True) -> str:
         """The HTML repr: summary, inputs, chart, derivation and notes."""
-        from mlsysim_nb.repr_html import scenario_html
+        from mlsysim_nb.render.html import scenario_html
 
         return scenario_html(self, chart=chart)
 
     def to_text(self) -> str:
         """The derivation as plain text (what ``python -m mlsysim_nb show`` prints)."""
-        from mlsysim_nb.repr_text import scenario_text
+        from mlsysim_nb.render.text import scenario_text
 
         return scenario_text(self)
 
     def to_markdown(self) -> str:
         """The derivation as Markdown tables."""
-        from mlsysim_nb.repr_text import scenario_markdown
+        from mlsysim_nb.render.text import scenario_markdown
 
         return scenario_markdown(self)
 
     def explain(self) -> Any:
-        """The derivation as data (:class:`mlsysim_nb.explain.Derivation`)."""
-        from mlsysim_nb.explain import explain
+        """The derivation as data (:class:`mlsysim_nb.render.derivation.Derivation`)."""
+        from mlsysim_nb.render.derivation import explain
 
         return explain(self)
 
     def explore(self) -> Any:
         """A live panel of controls re-binding this scenario's fields (``mlsysim_nb.explore``)."""
-        from mlsysim_nb.widgets import explore
+        from mlsysim_nb.live.explorer import explore
 
         return explore(self)
 
     def plot(self, ax: Any = None) -> Any:
         """The memory bar chart as a matplotlib ``Figure`` (drawn into ``ax`` if given)."""
-        from mlsysim_nb.charts import memory_bar
+        from mlsysim_nb.render.charts import memory_bar
 
         chart = self.memory_chart()
         if chart is None:

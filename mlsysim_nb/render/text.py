@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from mlsysim_nb.explain import Derivation, Section, Step, explain, step_parts
+from mlsysim_nb.render.derivation import Derivation, Section, Step, explain, step_parts
 
 if TYPE_CHECKING:
-    from mlsysim_nb.base import Scenario
+    from mlsysim_nb.model.scenario import Scenario
 
 __all__ = ["escape_markdown", "markdown_table", "one_line", "scenario_markdown", "scenario_text", "visible"]
 
@@ -157,7 +157,7 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def _section_headline(section: Section) -> str:
-    from mlsysim_nb.repr_html import section_headline
+    from mlsysim_nb.render.html import section_headline
 
     return section_headline(section)
 

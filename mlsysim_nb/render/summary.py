@@ -1,6 +1,6 @@
 """One line that answers a scenario's question, for ``repr``, catalogs and the top of the HTML.
 
-Each kind of scenario writes its own :class:`~mlsysim_nb.presentation.Headline`;
+Each kind of scenario writes its own :class:`~mlsysim_nb.model.presentation.Headline`;
 this is the one place that turns it into a line of text.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mlsysim_nb.base import Scenario
+    from mlsysim_nb.model.scenario import Scenario
 
 __all__ = ["summary_line"]
 

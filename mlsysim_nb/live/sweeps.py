@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mlsysim_nb.base import wrapper
-from mlsysim_nb.display import RichRepr
 from mlsysim_nb.errors import FieldError, NotApplicableError
-from mlsysim_nb.fields import parse_quantity
+from mlsysim_nb.model.fields import parse_quantity
+from mlsysim_nb.model.scenario import wrapper
 from mlsysim_nb.physics import FORMULAS, QUANTITIES
+from mlsysim_nb.render.display import RichRepr
 from mlsysim_nb.units import Q_, ureg
 
 if TYPE_CHECKING:
-    from mlsysim_nb.base import Scenario
+    from mlsysim_nb.model.scenario import Scenario
 
 __all__ = ["Sweep", "sweep"]
 
@@ -135,7 +135,7 @@ class Sweep(RichRepr):
     def _capacity(self, hardware: Any) -> tuple[float, str]:
         node = hardware if hardware is not None else getattr(self.base, "hardware", None)
         if isinstance(node, str):
-            from mlsysim_nb.hardware import Hardware
+            from mlsysim_nb.records.hardware import Hardware
 
             node = Hardware[node]
         if node is None:
@@ -211,7 +211,7 @@ class Sweep(RichRepr):
     # -- plots ----------------------------------------------------------------------------
     def plot(self, quantity: str | None = None, x: str | None = None, *, hardware: Any = None, ax: Any = None) -> Any:
         """``quantity`` against axis ``x`` (one line per value of a second axis), with the capacity line."""
-        from mlsysim_nb.charts import new_axes
+        from mlsysim_nb.render.charts import new_axes
 
         x = self._axis(x)
         name, used = self._bytes_in_use(quantity)
@@ -273,7 +273,7 @@ class Sweep(RichRepr):
         """Fits / does-not-fit over two axes, titled with the device (green fits, grey does not)."""
         from matplotlib.colors import ListedColormap
 
-        from mlsysim_nb.charts import new_axes
+        from mlsysim_nb.render.charts import new_axes
 
         if len(self.axes) != 2 or {x, y} != set(self.axes):
             msg = (
@@ -311,7 +311,7 @@ class Sweep(RichRepr):
         return f"Sweep of {self.base.title()} over {axes}: {len(self)} configurations"
 
     def _repr_html_(self) -> str:
-        from mlsysim_nb.repr_html import catalog_html
+        from mlsysim_nb.render.html import catalog_html
 
         rows = [[axis, _axis_text(values)] for axis, values in self.axes.items()]
         rows.extend([name, _range_text(name, np.asarray(self.magnitude(name)))] for name in self.names())
@@ -323,7 +323,7 @@ class Sweep(RichRepr):
 
 def _bytes(amount: Any) -> float:
     """Bytes in a quantity or text such as ``"2 GB"``; a plain number is bytes (the rule for byte fields)."""
-    from mlsysim_nb.fields import check_quantity
+    from mlsysim_nb.model.fields import check_quantity
 
     _, magnitude = check_quantity("Sweep.fits", "plus", amount, "byte", positive=False)
     return float(magnitude)
@@ -343,8 +343,8 @@ def _tick(value: Any) -> str:
 
 def _axis_text(values: Any) -> str:
     """An axis's range for the table (``1 … 64 (4 values)``), or its choices in order (``none, full``)."""
-    from mlsysim_nb.explain import choice_values
-    from mlsysim_nb.formatting import format_magnitude
+    from mlsysim_nb.render.derivation import choice_values
+    from mlsysim_nb.render.numbers import format_magnitude
 
     plain = _plain(values)
     if not _numeric(plain):
@@ -354,7 +354,7 @@ def _axis_text(values: Any) -> str:
 
 def _range_text(name: str, values: np.ndarray) -> str:
     """A quantity's range over the sweep; a yes/no answer as how often it holds (``true for 2 of 3``)."""
-    from mlsysim_nb.formatting import format_magnitude
+    from mlsysim_nb.render.numbers import format_magnitude
 
     if values.dtype == bool:
         return f"true for {int(values.sum()):,} of {values.size:,}"
@@ -381,7 +381,7 @@ def _check_axes(scenario: Scenario, values: dict[str, Any]) -> None:
     A field that follows another (the activations follow the batch) is computed from the checked
     values, so an element out of range is refused with the field's rule, never as an overflow.
     """
-    from mlsysim_nb.fields import knobs
+    from mlsysim_nb.model.fields import knobs
 
     declared = knobs(scenario)
     owner = type(scenario).__name__

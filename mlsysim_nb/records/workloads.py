@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from mlsysim_nb.display import RichRepr
 from mlsysim_nb.errors import FieldError
-from mlsysim_nb.fields import check_count
+from mlsysim_nb.model.fields import check_count
+from mlsysim_nb.render.display import RichRepr
 from mlsysim_nb.units import Q_, ureg
 
 __all__ = ["Workload", "Workloads", "check_workload", "workload_rows"]
@@ -99,7 +99,7 @@ class Workload(RichRepr):
         return ["field", "value"], rows
 
     def _repr_html_(self) -> str:
-        from mlsysim_nb.repr_html import workload_html
+        from mlsysim_nb.render.html import workload_html
 
         return workload_html(self)
 
@@ -193,8 +193,8 @@ def check_workload(owner: str, value: Any) -> Workload:
 
 def workload_rows(workload: Workload) -> list[tuple[str, str, str]]:
     """The workload's numbers as (name, meaning, value) rows of a derivation's inputs table."""
-    from mlsysim_nb.formatting import format_magnitude
-    from mlsysim_nb.notation import QUANTITIES
+    from mlsysim_nb.model.notation import QUANTITIES
+    from mlsysim_nb.render.numbers import format_magnitude
 
     rows = [("workload", "model", workload.name)]
     rows.append(("workload.parameters", "model parameters", format_magnitude("", workload.parameters.magnitude)))

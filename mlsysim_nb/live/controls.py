@@ -2,9 +2,9 @@
 
 A scenario kind lists its controls (``scenario.controls()``) with the builders
 here; each numeric control takes its range, scale, label and choices from the
-field's one declaration (:class:`mlsysim_nb.fields.Knob`), so a control offers
+field's one declaration (:class:`mlsysim_nb.model.fields.Knob`), so a control offers
 exactly what validation accepts. This module never asks which kind of scenario
-it holds. :mod:`mlsysim_nb.widgets` renders the records as ipywidgets; any
+it holds. :mod:`mlsysim_nb.live.explorer` renders the records as ipywidgets; any
 other front end could.
 """
 
@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mlsysim_nb.errors import show_number
-from mlsysim_nb.fields import knobs
+from mlsysim_nb.model.fields import knobs
 
 if TYPE_CHECKING:
-    from mlsysim_nb.base import Scenario
+    from mlsysim_nb.model.scenario import Scenario
 
 __all__ = [
     "ControlSpec",
@@ -127,10 +127,10 @@ def view_control(
 
 def _catalog(kind: str) -> Any:
     if kind == "hardware":
-        from mlsysim_nb.hardware import Hardware
+        from mlsysim_nb.records.hardware import Hardware
 
         return Hardware
-    from mlsysim_nb.workloads import Workloads
+    from mlsysim_nb.records.workloads import Workloads
 
     return Workloads.all()
 

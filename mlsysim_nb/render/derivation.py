@@ -3,7 +3,7 @@
 ``explain(scenario)`` returns a :class:`Derivation` holding magnitudes, never
 formatted text; the HTML, Markdown and text renderers format it (with
 :func:`step_parts`). Which sections, headline and notes a scenario shows is the
-scenario's own data (:mod:`mlsysim_nb.presentation`); every equation comes from
+scenario's own data (:mod:`mlsysim_nb.model.presentation`); every equation comes from
 :data:`mlsysim_nb.physics.FORMULAS`, so nothing here is retyped and nothing here
 knows a kind of scenario.
 """
@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mlsysim_nb.errors import NotApplicableError
-from mlsysim_nb.formatting import format_magnitude, format_result
+from mlsysim_nb.model.presentation import Headline
 from mlsysim_nb.physics import FORMULAS, QUANTITIES, SYMBOLS
-from mlsysim_nb.presentation import Headline
+from mlsysim_nb.render.numbers import format_magnitude, format_result
 
 if TYPE_CHECKING:
-    from mlsysim_nb.base import Scenario
     from mlsysim_nb.formula import Case
+    from mlsysim_nb.model.scenario import Scenario
 
 __all__ = ["Derivation", "InputRow", "Section", "Step", "choice_values", "explain", "step_parts"]
 

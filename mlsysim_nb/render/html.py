@@ -14,11 +14,11 @@ from functools import lru_cache, partial
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from mlsysim_nb.explain import Derivation, InputRow, Section, Step, explain, step_parts
-from mlsysim_nb.repr_text import visible
+from mlsysim_nb.render.derivation import Derivation, InputRow, Section, Step, explain, step_parts
+from mlsysim_nb.render.text import visible
 
 if TYPE_CHECKING:
-    from mlsysim_nb.base import Scenario
+    from mlsysim_nb.model.scenario import Scenario
 
 __all__ = ["Chosen", "catalog_html", "hardware_html", "scenario_html", "workload_html"]
 
@@ -30,7 +30,7 @@ def escape(text: str) -> str:
 
 @lru_cache(maxsize=1)
 def _css() -> str:
-    return (resources.files("mlsysim_nb") / "static" / "repr.css").read_text(encoding="utf-8")
+    return (resources.files("mlsysim_nb.render") / "static" / "repr.css").read_text(encoding="utf-8")
 
 
 def _wrap(body: str) -> str:
@@ -174,7 +174,7 @@ def scenario_html(scenario: Scenario, *, chart: bool = True, chosen: Chosen | No
     try:
         img = ""
         if chart and not scenario.is_sweep:
-            from mlsysim_nb.charts import png_img
+            from mlsysim_nb.render.charts import png_img
 
             img = png_img(scenario)
         return derivation_html(explain(scenario), img, chosen=chosen)

@@ -12,9 +12,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from mlsysim_nb.display import RichRepr
 from mlsysim_nb.errors import FieldError, HardwareFileError
-from mlsysim_nb.fields import check_quantity
+from mlsysim_nb.model.fields import check_quantity
+from mlsysim_nb.render.display import RichRepr
 
 __all__ = ["HARDWARE_BOUNDS", "Hardware", "HardwareCatalog", "HardwareNode", "Memory", "load_hardware"]
 
@@ -109,7 +109,7 @@ class HardwareNode(RichRepr):
         return ["field", "value"], rows
 
     def _repr_html_(self) -> str:
-        from mlsysim_nb.repr_html import hardware_html
+        from mlsysim_nb.render.html import hardware_html
 
         return hardware_html(self)
 
@@ -256,8 +256,8 @@ def _refuse_clashes(
 
 
 def _data_dir() -> Path:
-    """The shipped catalog: ``mlsysim_nb/data/hardware/``, one TOML file per vendor (read like ``static/``)."""
-    return Path(str(resources.files("mlsysim_nb") / "data" / "hardware"))
+    """The shipped catalog: ``mlsysim_nb/records/data/hardware/``, one TOML file per vendor (read like ``static/``)."""
+    return Path(str(resources.files("mlsysim_nb.records") / "data" / "hardware"))
 
 
 class HardwareCatalog(RichRepr):
@@ -367,7 +367,7 @@ class HardwareCatalog(RichRepr):
         return out
 
     def _repr_text_(self) -> str:
-        from mlsysim_nb.repr_text import one_line
+        from mlsysim_nb.render.text import one_line
 
         rows = [[one_line(c) for c in r[:5]] for r in self.rows()]
         widths = [max(len(r[i]) for r in rows) for i in range(5)]
@@ -379,7 +379,7 @@ class HardwareCatalog(RichRepr):
         return ["key", "name", "memory.capacity", "memory.bandwidth", "peak_flops", "source"], self.rows()
 
     def _repr_html_(self) -> str:
-        from mlsysim_nb.repr_html import catalog_html
+        from mlsysim_nb.render.html import catalog_html
 
         header = ["key", "name", "memory.capacity", "memory.bandwidth", "peak_flops", "source"]
         return catalog_html(f"Hardware catalog: {len(self)} accelerators", header, self.rows())

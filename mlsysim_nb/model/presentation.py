@@ -75,7 +75,7 @@ class MemoryChart:
     @classmethod
     def against(cls, bars: tuple[Bar, ...], device: Any, headline: Headline) -> MemoryChart:
         """Bars against ``device``'s memory (none when it is ``None``), captioned with the headline's verdict."""
-        from mlsysim_nb.formatting import capacity_text
+        from mlsysim_nb.render.numbers import capacity_text
 
         caption = headline.verdict.text if headline.verdict is not None else ""
         if device is None:
