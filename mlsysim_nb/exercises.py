@@ -1,29 +1,62 @@
-"""Self-checks for the course notebooks: ``predict()``, ``check()`` and ``hint()``.
+"""Self-checks for the course notebooks: ``predict()``, ``check()``, ``require()`` and ``hint()``.
 
 A notebook opens with ``predict(guess, unit=...)``: it records a guess and shows
-nothing of the answer; ``reveal(name, actual)`` later compares the two. An
-exercise is checked with ``check(answer, expected, ...)``: an unanswered one
-(``None``) prints a reminder, so the notebook still runs top to bottom; a right
-one says so; a wrong one raises :class:`WrongAnswer`, an ``AssertionError``
-that a notebook shows as one short styled line with the first hint instead of
-a traceback (and that still counts as a failure for a grader). ``hint(label)``
-shows the next, more explicit hint of an exercise.
+nothing of the answer; ``reveal(name, actual)`` later compares the two.
+
+An exercise has two checks. The visible one, ``check(answer, unit=..., ...)``,
+confirms only what is fair to confirm before grading: that the cell ran and the
+exercise is answered, that the answer reads as a number in the unit asked (or
+as a whole number, a fraction between 0 and 1, one of the choices), and its
+sign. It never sees the expected value, so it cannot give it away. The graded
+one, ``require(answer, expected, ...)``, sits in the hidden tests that the
+autograder puts back: it compares with the package's value at a tolerance and,
+when the answer is off, says "not within tolerance" and nothing about how far or
+in which direction; only a slip of unit or scale (an answer in bytes where GB
+was asked, a GB/GiB mix-up, a percentage for a fraction) is named as such.
+
+A failed check raises :class:`WrongAnswer`, an ``AssertionError`` that a
+notebook shows as one short styled line instead of a traceback (and that still
+counts as a failure for a grader). ``hint(label)`` shows the next, more explicit
+hint of an exercise; the last one gives the method.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from pint.errors import PintError
 
-__all__ = ["WrongAnswer", "check", "hint", "predict", "require", "reveal"]
+__all__ = ["NOT_WITHIN_TOLERANCE", "WrongAnswer", "check", "hint", "predict", "require", "reveal"]
 
 _HINTS: dict[str, tuple[str, ...]] = {}
 _SHOWN: dict[str, int] = {}
 _GUESSES: dict[str, tuple[float | bool | None, str | None]] = {}
 
 _RED, _BOLD, _RESET = "\x1b[31m", "\x1b[1m", "\x1b[0m"
+
+#: what a graded answer outside the tolerance is told, whatever its distance or sign
+NOT_WITHIN_TOLERANCE = "Not quite: not within tolerance of the model's value."
+
+#: units a slip of unit may have used instead of the one asked, by dimension
+_SIBLINGS: dict[str, tuple[str, ...]] = {
+    "[information]": ("B", "kB", "MB", "GB", "TB", "PB", "KiB", "MiB", "GiB", "TiB", "PiB"),
+    "[time]": ("s", "ms", "us", "ns", "min", "h"),
+    "[information] / [time]": ("B/s", "kB/s", "MB/s", "GB/s", "TB/s", "GiB/s", "TiB/s"),
+}
+_UNIT_NAMES = {"B": "bytes", "s": "seconds", "min": "minutes", "h": "hours"}
+#: scale slips of a plain number: a factor and what it usually means
+_SCALES: tuple[tuple[float, str], ...] = (
+    (100.0, "a percentage where a fraction was asked"),
+    (1e-2, "a fraction where a percentage was asked"),
+    (1e9, "a count where billions were asked, or bytes where GB were asked"),
+    (1e-9, "billions where a count was asked"),
+    (2**30 / 1e9, "a GB/GiB mix-up (a factor of 2**30 / 1e9)"),
+    (1e9 / 2**30, "a GB/GiB mix-up (a factor of 2**30 / 1e9)"),
+    (2**20 / 1e6, "an MB/MiB mix-up (a factor of 2**20 / 1e6)"),
+    (1e6 / 2**20, "an MB/MiB mix-up (a factor of 2**20 / 1e6)"),
+)
 
 
 class WrongAnswer(AssertionError):  # noqa: N818 - students read the name: "wrong answer", not "error"
@@ -38,16 +71,26 @@ class WrongAnswer(AssertionError):  # noqa: N818 - students read the name: "wron
         return [f"{_RED}{_BOLD}✗{_RESET}{_RED} {self}{_RESET}"]
 
 
+def _quantity(value: str, what: str) -> Any:
+    from mlsysim_nb.units import Q_
+
+    try:
+        return Q_(value.strip())
+    except (PintError, ValueError, TypeError, SyntaxError, AttributeError) as error:
+        msg = f"could not read {what} {value!r} as a number with a unit ({type(error).__name__})"
+        raise WrongAnswer(msg) from None
+
+
+def _dimension(unit: str) -> str:
+    from mlsysim_nb.units import Q_
+
+    return str(Q_(1, unit).dimensionality)
+
+
 def _read(value: Any, unit: str | None, what: str) -> float:
     """A number in ``unit`` from a plain number, a quantity or a string such as ``"6 GB"``."""
     if isinstance(value, str):
-        from mlsysim_nb.units import Q_
-
-        try:
-            value = Q_(value.strip())
-        except (PintError, ValueError, TypeError, SyntaxError, AttributeError) as error:
-            msg = f"could not read {what} {value!r} as a number with a unit ({type(error).__name__})"
-            raise WrongAnswer(msg) from None
+        value = _quantity(value, what)
     if hasattr(value, "units"):
         if unit is None:
             if value.dimensionless:
@@ -57,7 +100,10 @@ def _read(value: Any, unit: str | None, what: str) -> float:
         try:
             return float(value.m_as(unit))
         except PintError:
-            msg = f"{what} has unit {value.units:~P}, which cannot be read in {unit}"
+            msg = (
+                f"{what} has the wrong dimension: {value.units:~P} is a {value.dimensionality}, "
+                f"and the answer is a {_dimension(unit)} (asked in {unit})"
+            )
             raise WrongAnswer(msg) from None
     if isinstance(value, bool):
         return float(value)
@@ -66,6 +112,10 @@ def _read(value: Any, unit: str | None, what: str) -> float:
     except (TypeError, ValueError):
         msg = f"{what} should be a number{f' in {unit}' if unit else ''}, got {value!r}"
         raise WrongAnswer(msg) from None
+
+
+def _is_quantity(value: Any) -> bool:
+    return hasattr(value, "units") and not value.dimensionless
 
 
 #: set by ``check(None)``: the reminder is on screen, so the ``require(None)`` that follows in a grader's
@@ -95,71 +145,131 @@ def _hint_text(label: str, hints: tuple[str, ...]) -> str:
     return text
 
 
+def _slip(got: float, want: float, unit: str | None, rel: float) -> str:
+    """The name of a unit or scale slip that turns the right value ``want`` into ``got``, or ``""``."""
+    if want == 0 or got == 0 or (got > 0) != (want > 0):
+        return ""
+    ratio = got / want
+    if unit is not None:
+        from mlsysim_nb.units import Q_
+
+        siblings = _SIBLINGS.get(_dimension(unit), ())
+        for other in siblings:
+            factor = float(Q_(1, unit).m_as(other))
+            if other != unit and math.isclose(ratio, factor, rel_tol=rel, abs_tol=0):
+                return (
+                    f"a slip of unit: the number reads as the answer in {_UNIT_NAMES.get(other, other)}, "
+                    f"but it is asked in {unit}"
+                )
+    for factor, meaning in _SCALES:
+        if math.isclose(ratio, factor, rel_tol=min(rel, 0.01), abs_tol=0):
+            return f"a slip of scale: it looks like {meaning}"
+    exponent = round(math.log10(ratio) / 3) * 3  # kilo, mega, giga...: a 10x off is no slip of a unit
+    if exponent != 0 and math.isclose(ratio, 10.0**exponent, rel_tol=rel, abs_tol=0):
+        return f"a slip of scale: the number is off by a factor of exactly 10^{exponent}; check the unit"
+    exponent = round(math.log2(ratio) / 10) * 10
+    if exponent != 0 and math.isclose(ratio, 2.0**exponent, rel_tol=rel, abs_tol=0):
+        return f"a slip of scale: the number is off by a factor of exactly 2^{exponent}; check KiB, MiB and GiB"
+    return ""
+
+
 def _verdict(answer: Any, expected: Any, accept: tuple[Any, ...], unit: str | None, rel: float) -> tuple[bool, str]:
-    """Whether ``answer`` matches ``expected`` (or an accepted alternative), and how far off it is."""
+    """Whether ``answer`` matches ``expected`` (or an accepted alternative), and what to say if not.
+
+    The message says "not within tolerance", never how far off or in which direction; a slip of
+    unit or of scale (and a plain number where a quantity was asked) is named instead.
+    """
     if isinstance(expected, bool):
         return (isinstance(answer, bool) and answer == expected), f"{answer!r} is not the model's answer"
+    if unit is None and _is_quantity(expected):
+        if not isinstance(answer, str) and not _is_quantity(answer):
+            return False, 'a plain number, but the answer is a quantity: give it with its unit, e.g. "12 GB"'
+        unit = f"{expected.units}"
     got = _read(answer, unit, "your answer")
+    if not math.isfinite(got):
+        return False, f"{got} is not a finite number"
     wants = [_read(v, unit, "the expected value") for v in (expected, *accept)]
     if any(math.isclose(got, want, rel_tol=rel, abs_tol=1e-12) for want in wants):
         return True, ""
-    want = wants[0]
-    unit_text = f" {unit}" if unit else ""
-    side = "above" if got > want else "below"
-    percent = abs(got - want) / abs(want) * 100 if want else math.inf
-    # say how far off, not the value itself: the student should find it
-    return False, f"{got:.4g}{unit_text} is {percent:.3g} % {side} the model's value"
+    for want in wants:
+        slip = _slip(got, want, unit, max(rel, 1e-3))
+        if slip:
+            return False, slip
+    return False, ""
+
+
+def _form(  # noqa: PLR0917 - one private helper of check()
+answer: Any, unit: str | None, sign: str, whole: bool, between: Sequence[float] | None,
+          choices: Sequence[Any] | None) -> tuple[str, float | bool]:  # fmt: skip
+    """What is wrong with the answer's form (unit, dimension, sign, whole, range, choice), or ``""``."""
+    if choices is not None:
+        if answer not in list(choices) or isinstance(answer, bool) != isinstance(choices[0], bool):
+            return f"the answer is one of {', '.join(repr(c) for c in choices)}; got {answer!r}", 0.0
+        return "", answer if isinstance(answer, bool) else float(answer)
+    got = _read(answer, unit, "your answer")
+    if not math.isfinite(got):
+        return f"{got} is not a finite number", got
+    if whole and got != round(got):
+        return f"the answer is a whole number; got {got:.6g}", got
+    if between is not None and not between[0] <= got <= between[1]:
+        return f"the answer lies between {between[0]:g} and {between[1]:g}; got {got:.4g}", got
+    if sign == "positive" and got <= 0:
+        return "the answer is a positive amount; check the sign", got
+    if sign == "negative" and got >= 0:
+        return "the answer is negative here; check the sign", got
+    return "", got
 
 
 def check(
     answer: Any,
-    expected: Any,
     *,
     unit: str | None = None,
-    rel: float = 0.02,
+    sign: str = "positive",
+    whole: bool = False,
+    between: Sequence[float] | None = None,
+    choices: Sequence[Any] | None = None,
     hint: str = "",
     hints: tuple[str, ...] | list[str] = (),
     label: str = "",
-    accept: tuple[Any, ...] | list[Any] = (),
 ) -> None:
-    """Compare a student's ``answer`` with the model's ``expected`` value.
+    """The visible check of an exercise: confirm what is fair before grading, never the value.
+
+    It knows nothing of the expected value: it says whether the exercise is
+    answered, whether the answer reads in ``unit`` (a quantity of another
+    dimension, a string that is not a number fail), whether it is a whole number,
+    lies in ``between`` or is one of ``choices``, and its sign. The value itself
+    is graded by :func:`require` in the hidden tests.
 
     Parameters
     ----------
     answer
         ``None`` (not answered yet), a number read in ``unit``, a quantity, a
         string such as ``"6 GB"``, or a bool.
-    expected
-        The memory model's value (a quantity, number or bool).
     unit
         The unit a plain-number answer is read in, e.g. ``"GB"``.
-    rel
-        Relative tolerance (2 % by default: answers worked by hand round).
-    hint
-        One hint, shown with a wrong answer (same as ``hints=[hint]``).
+    sign
+        ``"positive"`` (the default), ``"negative"`` or ``"any"``.
+    whole, between, choices
+        The answer is a whole number; lies in ``[low, high]``; is one of these.
     hints
-        Graded hints: the first (a nudge) is shown with a wrong answer, the
-        next ones (the method) by ``hint(label)``.
+        Graded hints: the first (a nudge) is shown with an answer of the wrong
+        form, the next ones (the method, at the last) by ``hint(label)``.
     label
         The exercise's label, e.g. ``"1.1"``, which ``hint()`` takes.
-    accept
-        Other values that also count as right, e.g. the same quantity worked
-        from a model's nominal and from its exact parameter count.
 
     Raises
     ------
     WrongAnswer
-        When the answer is wrong (an ``AssertionError``).
+        When the answer has the wrong form (an ``AssertionError``).
 
-    >>> from mlsysim_nb import Q_
-    >>> check(None, Q_(24, "GB"), unit="GB")
+    >>> check(None, unit="GB")
     Not answered yet: replace None with your answer (in GB) and run this cell again.
-    >>> check("24 GB", Q_(24e9, "byte"), unit="GB")
-    Correct: 24 GB.
-    >>> check(12, Q_(24e9, "byte"), unit="GB", hints=["count the gradients too", "16 bytes per parameter"])
+    >>> check("24 GB", unit="GB")
+    Answer recorded: 24 GB. It reads in GB and is positive; its value is graded when the notebook is graded.
+    >>> check(-3, unit="GB", hints=["a nudge", "the method"])
     Traceback (most recent call last):
     ...
-    mlsysim_nb.exercises.WrongAnswer: Not quite: 12 GB is 50 % below the model's value. Hint: count the gradients too
+    mlsysim_nb.exercises.WrongAnswer: Check the form: the answer is a positive amount; check the sign. Hint: a nudge
     """
     steps = tuple(hints) or ((hint,) if hint else ())
     _register(label, steps)
@@ -168,23 +278,69 @@ def check(
         suffix = f" (in {unit})" if unit else ""
         print(f"Not answered yet: replace None with your answer{suffix} and run this cell again.")  # noqa: T201
         return
-    ok, off = _verdict(answer, expected, tuple(accept), unit, rel)
-    if not ok:
+    try:
+        problem, got = _form(answer, unit, sign, whole, between, choices)
+    except WrongAnswer as error:
+        problem, got = str(error), 0.0
+    if problem:
         if steps:
             _shown(label, 1)
-        raise WrongAnswer(f"Not quite: {off}.{_hint_text(label, steps)}")
-    shown = str(expected) if isinstance(expected, bool) else f"{_read(expected, unit, 'the expected value'):.4g}"
-    print(f"Correct: {shown}{f' {unit}' if unit and not isinstance(expected, bool) else ''}.")  # noqa: T201
+        raise WrongAnswer(f"Check the form: {problem}.{_hint_text(label, steps)}")
+    if choices is not None:
+        print(f"Answer recorded: {answer!r}, one of the choices; it is graded when the notebook is graded.")  # noqa: T201
+        return
+    said = [f"reads in {unit}" if unit else "is a plain number"]
+    said += ["is a whole number"] if whole else []
+    said += [f"lies between {between[0]:g} and {between[1]:g}"] if between is not None else []
+    said += {"positive": ["is positive"], "negative": ["is negative"]}.get(sign, [])
+    listed = ", ".join(said[:-1]) + (" and " if len(said) > 1 else "") + said[-1]
+    shown = f"{got:.4g}{f' {unit}' if unit else ''}"
+    print(f"Answer recorded: {shown}. It {listed}; its value is graded when the notebook is graded.")  # noqa: T201
 
 
-def require(answer: Any, expected: Any, **options: Any) -> None:
-    """Like :func:`check`, but silent when right, and an unanswered exercise fails: what an autograder runs.
+def require(
+    answer: Any,
+    expected: Any,
+    *,
+    unit: str | None = None,
+    rel: float = 0.02,
+    accept: tuple[Any, ...] | list[Any] = (),
+    **_ignored: Any,
+) -> None:
+    """The graded check (in the hidden tests): silent when right; a wrong or missing answer fails.
 
+    A wrong answer is told "not within tolerance", never how far off or in which
+    direction; a slip of unit or of scale is named as such.
+
+    Parameters
+    ----------
+    answer
+        The student's answer (as for :func:`check`).
+    expected
+        The memory model's value (a quantity, number or bool).
+    unit
+        The unit a plain-number answer is read in, e.g. ``"GB"``. Without one, an
+        expected quantity wants an answer with a unit.
+    rel
+        Relative tolerance (2 % by default: answers worked by hand round; 0 for a whole number).
+    accept
+        Other values that also count as right, e.g. the same quantity worked
+        from a model's nominal and from its exact parameter count.
+
+    >>> from mlsysim_nb import Q_
     >>> require(3.01, 3)
     >>> require(None, 3)
     Traceback (most recent call last):
     ...
     mlsysim_nb.exercises.WrongAnswer: Not answered: this exercise has no answer yet.
+    >>> require(12, Q_(24, "GB"), unit="GB")
+    Traceback (most recent call last):
+    ...
+    mlsysim_nb.exercises.WrongAnswer: Not quite: not within tolerance of the model's value.
+    >>> require(2.4e10, Q_(24, "GB"), unit="GB")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    mlsysim_nb.exercises.WrongAnswer: Not quite: a slip of unit: the number reads as the answer in bytes, but it is ...
     """
     reminded, _REMINDED[0] = _REMINDED[0], False
     if answer is None:
@@ -193,11 +349,9 @@ def require(answer: Any, expected: Any, **options: Any) -> None:
         if reminded:
             msg = "No points: there is no answer to grade."
         raise WrongAnswer(msg)
-    ok, off = _verdict(
-        answer, expected, tuple(options.get("accept", ())), options.get("unit"), options.get("rel", 0.02)
-    )
+    ok, why = _verdict(answer, expected, tuple(accept), unit, rel)
     if not ok:
-        raise WrongAnswer(f"Not quite: {off}.")
+        raise WrongAnswer(f"Not quite: {why}." if why else NOT_WITHIN_TOLERANCE)
 
 
 def hint(label: str) -> None:
@@ -206,7 +360,7 @@ def hint(label: str) -> None:
     The first call shows the first hint, unless a wrong answer has already shown it;
     after the last, ``hint()`` shows the last one again.
 
-    >>> check(None, 1, label="0.1", hints=["a nudge", "the method"])
+    >>> check(None, label="0.1", hints=["a nudge", "the method"])
     Not answered yet: replace None with your answer and run this cell again.
     >>> hint("0.1")
     Hint 1 of 2 for 0.1: a nudge
