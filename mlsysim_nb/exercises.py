@@ -289,8 +289,8 @@ def check(
     if choices is not None:
         print(f"Answer recorded: {answer!r}, one of the choices; it is graded when the notebook is graded.")  # noqa: T201
         return
-    said = [f"reads in {unit}" if unit else "is a plain number"]
-    said += ["is a whole number"] if whole else []
+    said = [f"reads in {unit}" if unit else ("is a whole number" if whole else "is a plain number")]
+    said += ["is a whole number"] if whole and unit else []
     said += [f"lies between {between[0]:g} and {between[1]:g}"] if between is not None else []
     said += {"positive": ["is positive"], "negative": ["is negative"]}.get(sign, [])
     listed = ", ".join(said[:-1]) + (" and " if len(said) > 1 else "") + said[-1]
