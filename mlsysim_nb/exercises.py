@@ -154,15 +154,15 @@ def _slip(got: float, want: float, unit: str | None, rel: float) -> str:
         from mlsysim_nb.units import Q_
 
         siblings = _SIBLINGS.get(_dimension(unit), ())
-        for other in siblings:
+        for other in siblings if rel else ():
             factor = float(Q_(1, unit).m_as(other))
             if other != unit and math.isclose(ratio, factor, rel_tol=rel, abs_tol=0):
                 return (
                     f"a slip of unit: the number reads as the answer in {_UNIT_NAMES.get(other, other)}, "
                     f"but it is asked in {unit}"
                 )
-    for factor, meaning in _SCALES:
-        if math.isclose(ratio, factor, rel_tol=min(rel, 0.01), abs_tol=0):
+    for factor, meaning in _SCALES if rel else ():  # a whole number off by one can look like 2**30 / 1e9
+        if math.isclose(ratio, factor, rel_tol=min(rel, 0.002), abs_tol=0):
             return f"a slip of scale: it looks like {meaning}"
     exponent = round(math.log10(ratio) / 3) * 3  # kilo, mega, giga...: a 10x off is no slip of a unit
     if exponent != 0 and math.isclose(ratio, 10.0**exponent, rel_tol=rel, abs_tol=0):
@@ -192,7 +192,7 @@ def _verdict(answer: Any, expected: Any, accept: tuple[Any, ...], unit: str | No
     if any(math.isclose(got, want, rel_tol=rel, abs_tol=1e-12) for want in wants):
         return True, ""
     for want in wants:
-        slip = _slip(got, want, unit, max(rel, 1e-3))
+        slip = _slip(got, want, unit, min(rel, 0.002))
         if slip:
             return False, slip
     return False, ""

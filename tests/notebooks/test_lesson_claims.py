@@ -173,16 +173,20 @@ def _solution(number: str, grade_id: str) -> float:
 @pytest.mark.parametrize(
     ("number", "grade_id", "old", "new"),
     [
-        ("02", "answer_2_2", 84 / 5, 7.0e9 * 14 / 5e9 / 0.01 / 60),  # was: 2.1's answer over 5 GB/s
-        (
-            "03",
-            "answer_3_2",
-            224.84e9 / 3.35e12 * 1e3,
-            (8.03e9 * 28 / 3.35e12) / (6 * 8.03e9 * 4 * 2048 / (0.4 * 989e12)),
-        ),
-        ("04", "answer_4_1", 6_815_744 / 2, 32 * 3 * 8 * (4096 + 14336)),  # was: the printed rank-16 count, halved
-        ("07", "answer_7_3", 4, 16),  # was: 64 over the printed limit's divisor, on the same H100
-        ("10", "answer_10_4", 20, 18),  # was: the third table's rows added up
+        # was: 2.1's answer over 5 GB/s, then the interval of 7B's checkpoint; now the largest model within budget
+        ("02", "answer_2_2", 7.0e9 * 14 / 5e9 / 0.01 / 60, 0.01 * 1200 * 5e9 / 14 / 1e9),
+        # was: the update's time over the passes' (3.1's answer divided); now the break-even batch, where P cancels
+        ("03", "answer_3_2", (8.03e9 * 28 / 3.35e12) / (6 * 8.03e9 * 4 * 2048 / (0.4 * 989e12)), 6),
+        # was: the printed rank-16 count, halved, then a count by formula; now the largest rank within 1 GB
+        ("04", "answer_4_1", 32 * 3 * 8 * (4096 + 14336), 35),
+        # was: the printed batch-32 figure halved; now the break-even sequence length, whatever the batch
+        ("05", "answer_5_2", 34 * 48 * 1024 * 16 * 1600 / 1e9, 436),
+        # was: the notebook's own function called; now the longest sequence within 5 % more FLOPs
+        ("06", "answer_6_3", 0.09186, 532),
+        ("07", "answer_7_3", 16, 64),  # was: without the FP32 accumulation buffer (and on an A100 40GB)
+        ("08", "answer_8_1", 96 * 2 * 8 * (12288 + 12288), 175e9 / (96 * 2 * 4 * 24576)),  # was: 8 x the printed 4.7 M
+        ("09", "answer_9_1", 96 * 34 * 2048 * 12288 / 4 / 1e9, 2),  # was: the printed 82.14 GB over t
+        ("10", "answer_10_4", 18, 80 * 2**30 / 18 / 1e9),  # was: the third table's rows added up
     ],
 )
 def test_reworked_exercises_ask_something_new(number: str, grade_id: str, old: float, new: float) -> None:

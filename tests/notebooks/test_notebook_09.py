@@ -102,7 +102,9 @@ def test_data_parallelism_alone_fits_with_full_recomputation() -> None:
     assert zero3_full.fits
     assert round(_gb(zero3_full.total_per_device), 2) == 48.58
     label, total = next(s for s in _walk_steps() if s[0].startswith("1.4 "))
-    assert "full recomputation" in label and f"= {_gb_gib(zero3_full.total_per_device)} per device: the run fits" in total
+    assert (
+        "full recomputation" in label and f"= {_gb_gib(zero3_full.total_per_device)} per device: the run fits" in total
+    )
     prose = " ".join(_prose().split())
     assert "cannot shrink further" not in prose
     assert "Step 1.4 fits" in prose
@@ -123,8 +125,10 @@ def test_exercise_9_2_accepts_both_readings_of_full_recomputation() -> None:
     with pytest.raises(AssertionError):
         require(forgot_interleaving, split, unit="GB", accept=[unsplit])
     check_cell = next(_text(c) for c in _cells() if c["metadata"].get("nbgrader", {}).get("grade_id") == "check_9_2")
-    assert check_cell.count("accept=[table_2_row]") == 2
-    assert 'table_2_row = table3.variant(recompute="full", sequence_parallel=False)' in check_cell
+    visible, hidden = check_cell.split("### BEGIN HIDDEN TESTS")
+    assert "table_2_row" not in visible  # the visible check never holds the expected values
+    assert hidden.count("accept=[table_2_row]") == 1
+    assert 'table_2_row = table3.variant(recompute="full", sequence_parallel=False)' in hidden
 
 
 def test_the_papers_facts() -> None:

@@ -34,7 +34,9 @@ def _notebook_outputs(path: Path) -> str:
     for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
         for output in cell.get("outputs", []):
             parts.append("".join(output.get("text", "")))
-            parts.extend("".join(output.get("data", {}).get(m, "")) for m in ("text/plain", "text/html", "text/markdown"))
+            parts.extend(
+                "".join(output.get("data", {}).get(m, "")) for m in ("text/plain", "text/html", "text/markdown")
+            )
     return "\n".join(parts)
 
 
