@@ -271,3 +271,47 @@ def test_pasting_the_visible_checks_scores_no_more_than_a_blank_release(course: 
         assert _score(course, f"pasted{pick}", _pasted(release, instructor, pick)) <= blank
     points = sum(c["metadata"]["nbgrader"]["points"] for c in _graded_cells(source))
     assert _score(course, "hidden", _pasted(release, instructor, None)) == points
+
+
+# -- predictions are committed, then explained; model answers live in solution regions ------------------------
+
+
+def _all_cells(path: Path) -> list[dict[str, Any]]:
+    cells: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return cells
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_prediction_is_committed_then_explained(path: Path) -> None:
+    """Each "predict the change" item: the graded prediction, then a hand-graded explanation.
+
+    The explanation's model answer and rubric sit inside a solution region, which the release replaces.
+    """
+    cells = _all_cells(path)
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] == "markdown" and re.match(r"### Exercise [\d.]+ \(predict the change", _source(cell)):
+            assert _source(cell).splitlines()[0].endswith("(predict the change, then explain)")
+            answer, check, prompt, explanation = cells[index + 1 : index + 5]
+            assert answer["metadata"]["nbgrader"]["solution"]
+            assert check["metadata"]["nbgrader"]["grade"]
+            assert "Commit to your prediction above first" in _source(prompt)
+            meta = explanation["metadata"]["nbgrader"]
+            assert (meta["solution"], meta["grade"], meta["points"]) == (True, True, 1)
+            text = _source(explanation)
+            assert text.startswith("### BEGIN SOLUTION\n**Model answer.**")
+            assert "**Rubric.**" in text
+            assert text.endswith("### END SOLUTION")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_model_answers_sit_inside_solution_regions(path: Path) -> None:
+    """No model answer shows as plain text outside a solution region of an nbgrader solution cell."""
+    for cell in _all_cells(path):
+        text = _source(cell)
+        if "Model answer" not in text:
+            continue
+        assert cell["metadata"].get("nbgrader", {}).get("solution"), text[:80]
+        before, _, rest = text.partition("### BEGIN SOLUTION")
+        inside, _, after = rest.partition("### END SOLUTION")
+        assert "Model answer" in inside
+        assert "Model answer" not in before + after
