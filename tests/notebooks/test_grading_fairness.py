@@ -283,6 +283,9 @@ def test_pasting_the_visible_checks_scores_no_more_than_a_blank_release(course: 
     root, _, source = course
     release = json.loads((root / "release" / source.stem / source.name).read_text(encoding="utf-8"))
     instructor = json.loads(source.read_text(encoding="utf-8"))
+    released_checks = [_source(c) for c in release["cells"] if c["metadata"].get("nbgrader", {}).get("locked")]
+    released_checks = [t for t in released_checks if "check(answer_" in t]
+    assert released_checks == [_parts(c)[0].rstrip("\n") for c in _graded_cells(source)]  # what students read
     blank = _score(course, "blank", release)
     assert blank == 0.0
     for pick in range(3):
