@@ -17,8 +17,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parents[2] / "mlsysim_nb"
 
 # circles that lazy loading closes, by the set of their modules, with why each is needed; each must also be
@@ -192,29 +190,26 @@ def test_no_private_name_is_imported_from_another_module():
     assert not added, "private names imported across modules: " + ", ".join(f"{m} imports {n}" for m, n in added)
 
 
-def _loaded_after(code: str) -> list[str]:
-    probe = f"import sys\n{code}\nprint(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+# run in a fresh interpreter: after ``import mlsysim_nb``, then after a static comparison and the chart-less reprs
+_PROBE = f"""
+import sys
+heavy = {HEAVY!r}
+import mlsysim_nb
+print(" ".join(m for m in heavy if m in sys.modules))
+from mlsysim_nb import Scenarios, compare
+s = Scenarios.Gpt2Fp32AdamOnH100
+compare(s, s.variant(bytes_per_value=2))._repr_mimebundle_()
+s.to_text(), s.to_markdown(), s.to_html(chart=False)
+print(" ".join(m for m in heavy if m in sys.modules))
+"""
+
+
+def test_import_and_static_reprs_load_no_heavy_module():
+    """`import mlsysim_nb`, a static comparison and the chart-less reprs load no widget, plotting or torch module."""
     root = str(PACKAGE.parent)
     env = {**os.environ, "PYTHONPATH": root}
     result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=root, env=env
+        [sys.executable, "-c", _PROBE], capture_output=True, text=True, check=True, cwd=root, env=env
     )
-    return result.stdout.split()
-
-
-@pytest.mark.parametrize(
-    "code",
-    [
-        "import mlsysim_nb",
-        (
-            "from mlsysim_nb import Scenarios, compare\n"
-            "s = Scenarios.Gpt2Fp32AdamOnH100\n"
-            "compare(s, s.variant(bytes_per_value=2))._repr_mimebundle_()\n"
-            "s.to_text(), s.to_markdown(), s.to_html(chart=False)"
-        ),
-    ],
-    ids=["import", "static reprs and compare"],
-)
-def test_import_and_static_reprs_load_no_heavy_module(code):
-    """`import mlsysim_nb`, a static comparison and the chart-less reprs load no widget, plotting or torch module."""
-    assert _loaded_after(code) == []
+    after_import, after_reprs = result.stdout.split("\n")[:2]
+    assert (after_import, after_reprs) == ("", "")
