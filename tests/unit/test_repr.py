@@ -220,21 +220,6 @@ def test_snapshot(name: str, request: pytest.FixtureRequest) -> None:
     assert path.read_text(encoding="utf-8") == html
 
 
-def test_cli_show(tmp_path: Path) -> None:
-    """Python -m mlsysim_nb show prints the derivation and writes a standalone page."""
-    out = tmp_path / "page.html"
-    result = subprocess.run(
-        [sys.executable, "-m", "mlsysim_nb", "show", "Gpt2Fp32AdamOnH100", "--html", str(out)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert "M_w = P · b_val" in result.stdout
-    page = out.read_text(encoding="utf-8")
-    assert page.startswith("<!DOCTYPE html>")
-    assert "data:image/png;base64," in page
-
-
 def test_plain_number_inputs_show_units() -> None:
     """Inputs print with units: 2 B, 80 GiB."""
     text = _stripped_text(
