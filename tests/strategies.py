@@ -117,3 +117,39 @@ def parallel_scenarios(draw: Any, activations: bool | None = None) -> ParallelTr
         pipeline_parallel=p,
         interleave=m,
     )
+
+
+# -- formula expressions (the formula engine's grammar) ------------------------------------------------------------
+formula_names = st.sampled_from(["a", "b", "c", "batch_size", "hidden_dim", "x_1"])
+# constants format_number writes exactly (whole numbers below a million, short decimals), so a rendering reads back
+formula_constants = st.one_of(st.integers(0, 999_999), st.sampled_from([0.5, 0.25, 1.5, 2.5, 0.125, 12.75]))
+_BINARY_OPERATORS = ["+", "-", "*", "/", "//"]
+
+
+@st.composite
+def formula_expressions(draw: Any, *, comparisons: bool = True, depth: int = 4) -> str:
+    """An expression of the formula grammar: names, constants, ``+ - * / // **``, unary minus, the four calls, ``<=``.
+
+    Every sub-expression is bracketed, so the string says exactly which tree is meant. Powers have a small
+    whole exponent (as every shipped formula's do). With ``comparisons=False`` no ``<=`` appears, so the
+    value is a number everywhere. ``depth`` bounds the nesting.
+    """
+    steps = ["leaf", "binary", "power", "minus", "round", "extreme"] + (["compare"] if comparisons else [])
+    step = "leaf" if depth == 0 else draw(st.sampled_from(steps))
+    if step == "leaf":
+        return str(draw(st.one_of(formula_names, formula_constants)))
+
+    def sub() -> str:
+        return str(draw(formula_expressions(comparisons=comparisons, depth=depth - 1)))
+
+    if step == "binary":
+        return f"({sub()}) {draw(st.sampled_from(_BINARY_OPERATORS))} ({sub()})"
+    if step == "power":
+        return f"({sub()}) ** {draw(st.sampled_from([2, 3]))}"
+    if step == "minus":
+        return f"-({sub()})"
+    if step == "round":
+        return f"{draw(st.sampled_from(['floor', 'ceil']))}({sub()})"
+    if step == "extreme":
+        return f"{draw(st.sampled_from(['min', 'max']))}({sub()}, {sub()})"
+    return f"({sub()}) <= ({sub()})"

@@ -127,6 +127,12 @@ def _precedence(node: ast.AST) -> int:
     return 5
 
 
+def _comparand(node: ast.AST, style: _Style, leaf: Leaf) -> str:
+    """One side of a comparison; a comparison there keeps its brackets (``a ≤ (b ≤ c)`` is not a chain)."""
+    text = render(node, style, leaf)
+    return style.paren(text) if isinstance(node, ast.Compare) else text
+
+
 def render(node: ast.AST, style: _Style, leaf: Leaf) -> str:  # noqa: C901 - one branch per node kind
     """Render a checked tree with the spellings of ``style``; ``leaf`` writes names."""
     if isinstance(node, ast.Expression):
@@ -141,8 +147,7 @@ def render(node: ast.AST, style: _Style, leaf: Leaf) -> str:  # noqa: C901 - one
     if isinstance(node, ast.Call):
         return style.call(callee(node), [render(a, style, leaf) for a in node.args])
     if isinstance(node, ast.Compare):
-        left = render(node.left, style, leaf)
-        right = render(node.comparators[0], style, leaf)
+        left, right = (_comparand(n, style, leaf) for n in (node.left, node.comparators[0]))
         return left + style.le + right
     if not isinstance(node, ast.BinOp):  # pragma: no cover - _check allows nothing else
         msg = f"cannot render {type(node).__name__}"
@@ -150,14 +155,14 @@ def render(node: ast.AST, style: _Style, leaf: Leaf) -> str:  # noqa: C901 - one
     prec = _precedence(node)
     left = render(node.left, style, leaf)
     right = render(node.right, style, leaf)
-    if isinstance(node.op, ast.FloorDiv):
-        return style.floordiv(left, right)
     if _precedence(node.left) < prec or (isinstance(node.op, ast.Pow) and _precedence(node.left) <= prec):
         left = style.paren(left)
-    # the right side of - and / needs brackets at equal precedence too
-    tight = isinstance(node.op, (ast.Sub, ast.Div))
+    # the right side of -, / and // (written a / b inside the floor brackets) needs brackets at equal precedence too
+    tight = isinstance(node.op, (ast.Sub, ast.Div, ast.FloorDiv))
     if _precedence(node.right) < prec or (tight and _precedence(node.right) == prec):
         right = style.paren(right)
+    if isinstance(node.op, ast.FloorDiv):
+        return style.floordiv(left, right)
     if isinstance(node.op, ast.Pow):
         return style.power.format(base=left, exponent=right)
     symbol = {ast.Add: " + ", ast.Sub: style.minus, ast.Mult: style.mul, ast.Div: style.div}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from html import escape
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +12,9 @@ from mlsysim_nb.errors import NotApplicableError
 from mlsysim_nb.formula import format_number
 from mlsysim_nb.physics import QUANTITIES
 from mlsysim_nb.render.display import RichRepr
+from mlsysim_nb.render.html import wrap
 from mlsysim_nb.render.numbers import format_result
+from mlsysim_nb.render.plain import one_line
 
 if TYPE_CHECKING:
     from mlsysim_nb.model.scenario import Scenario
@@ -70,21 +73,15 @@ class Comparison(RichRepr):
 
     def _titles(self) -> list[str]:
         """Each scenario's title as shown: on one line, control and bidirectional characters made visible."""
-        from mlsysim_nb.render.text import one_line
-
         return [one_line(s.title()) for s in self.scenarios]
 
     def _repr_text_(self) -> str:
-        from mlsysim_nb.render.text import one_line
-
         lines = ["Comparison: " + " | ".join(self._titles())]
         for name, cells in self.table():
             lines.append(f"  {one_line(name)}: " + " | ".join(one_line(t + c) for t, c in cells))
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        from mlsysim_nb.render.html import _wrap
-
         head = "<tr><th>quantity</th>" + "".join(f"<th>{escape(t)}</th>" for t in self._titles()) + "</tr>"
         body = ""
         for name, cells in self.table():
@@ -95,10 +92,18 @@ class Comparison(RichRepr):
             body += f'<tr><th class="msn-name">{escape(name)}</th>{tds}</tr>'
         note = '<span class="msn-kind">differences from the first column in bold</span>'
         title = f'<div class="msn-title">Comparison {note}</div>'
-        return _wrap(f"{title}<table><thead>{head}</thead><tbody>{body}</tbody></table>")
+        return wrap(f"{title}<table><thead>{head}</thead><tbody>{body}</tbody></table>")
 
     def __repr__(self) -> str:
         return f"Comparison({len(self.scenarios)} scenarios)"
+
+
+def _panels(scenarios: tuple[Any, ...]) -> list[Any]:
+    """The live panels among ``scenarios``; none unless the explorer was loaded (so a static table loads no widgets)."""
+    explorer = sys.modules.get("mlsysim_nb.live.explorer")
+    if explorer is None:  # no panel can exist before its module is imported
+        return []
+    return [s for s in scenarios if isinstance(s, explorer.ScenarioExplorer)]
 
 
 def compare(*scenarios: Any) -> Any:
@@ -109,12 +114,12 @@ def compare(*scenarios: Any) -> Any:
     >>> "▼ 50 %" in c._repr_text_()
     True
     """
-    from mlsysim_nb.live.explorer import ScenarioExplorer
-
-    panels = [s for s in scenarios if isinstance(s, ScenarioExplorer)]
+    panels = _panels(scenarios)
     if not panels:
         return Comparison(list(scenarios))
     import ipywidgets as w
+
+    from mlsysim_nb.live.explorer import ScenarioExplorer
 
     out = w.HTML()
 

@@ -14,8 +14,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mlsysim_nb.errors import FieldError, NotApplicableError
-from mlsysim_nb.model.fields import parse_quantity
+from mlsysim_nb.errors import NotApplicableError
+from mlsysim_nb.live.sweep_axes import (
+    axis_text,
+    axis_values,
+    bytes_of,
+    check_axes,
+    log_spaced,
+    numeric,
+    plain,
+    range_text,
+    tick,
+)
 from mlsysim_nb.model.scenario import wrapper
 from mlsysim_nb.physics import FORMULAS, QUANTITIES
 from mlsysim_nb.render.display import RichRepr
@@ -25,29 +35,6 @@ if TYPE_CHECKING:
     from mlsysim_nb.model.scenario import Scenario
 
 __all__ = ["Sweep", "sweep"]
-
-
-def _quantity_text(value: Any) -> bool:
-    """``"2 GB"`` (a number, then a unit) rather than a choice such as ``"selective"``."""
-    return isinstance(value, str) and value.strip()[:1].isdigit()
-
-
-def _axis_values(name: str, values: Any) -> Any:
-    """An axis as a 1-D array, or a 1-D quantity array when its values carry units (never dropped)."""
-    if isinstance(values, str):
-        msg = f"sweep axis {name!r} must be a sequence of values, got the string {values!r}"
-        raise TypeError(msg)
-    if isinstance(values, (list, tuple)) and any(isinstance(v, ureg.Quantity) or _quantity_text(v) for v in values):
-        try:
-            values = ureg.Quantity.from_list([parse_quantity(v) if isinstance(v, str) else v for v in values])
-        except Exception as err:  # noqa: BLE001 - mixed units or unreadable text: say which axis
-            msg = f"sweep axis {name!r}: its values must be quantities of one dimension ({err})"
-            raise FieldError("sweep", name, msg) from None
-    magnitude = np.asarray(getattr(values, "magnitude", values))
-    if magnitude.ndim != 1 or magnitude.size == 0:
-        msg = f"sweep axis {name!r} must be a non-empty 1-D sequence of values, got shape {magnitude.shape}"
-        raise ValueError(msg)
-    return Q_(magnitude, values.units) if isinstance(values, ureg.Quantity) else magnitude
 
 
 class Sweep(RichRepr):
@@ -189,7 +176,7 @@ class Sweep(RichRepr):
     def _fit(self, quantity: str | None, hardware: Any, plus: Any) -> np.ndarray:
         _, used = self._bytes_in_use(quantity)
         if plus is not None:
-            used = used + _bytes(plus)
+            used = used + bytes_of(plus)
         capacity, _ = self._capacity(hardware)
         return used <= capacity
 
@@ -216,12 +203,12 @@ class Sweep(RichRepr):
         x = self._axis(x)
         name, used = self._bytes_in_use(quantity)
         fig, ax = new_axes(ax)
-        values_x = _plain(self.axes[x])
-        categorical = not _numeric(values_x)  # a choice (recompute) or a flag: one tick per value, in order
+        values_x = plain(self.axes[x])
+        categorical = not numeric(values_x)  # a choice (recompute) or a flag: one tick per value, in order
         xs = np.arange(len(values_x)) if categorical else values_x
         others = [a for a in self.axes if a != x]
         values = np.moveaxis(used, list(self.axes).index(x), 0).reshape(len(xs), -1)
-        labels = [""] if not others else [f"{others[0]} = {_tick(v)}" for v in _plain(self.axes[others[0]])]
+        labels = [""] if not others else [f"{others[0]} = {tick(v)}" for v in plain(self.axes[others[0]])]
         is_bytes = QUANTITIES[name].base == "byte"
         scale = 1e9 if is_bytes else 1.0
         for column, label in zip(values.T, labels, strict=False):
@@ -235,10 +222,10 @@ class Sweep(RichRepr):
             subject = self._subject(name) + (f" ({labels[0]})" if others else "")  # the first line's answer
             self._shade(ax, x, (xs, values_x), values[:, 0] > capacity, subject, categorical=categorical)
         if categorical:
-            ax.set_xticks(xs, labels=[_tick(v) for v in values_x])
+            ax.set_xticks(xs, labels=[tick(v) for v in values_x])
         ax.set_xlabel(x)
         ax.set_ylabel(f"{name} ({'GB' if is_bytes else QUANTITIES[name].base or 'value'})")
-        if not categorical and _log_spaced(xs):
+        if not categorical and log_spaced(xs):
             ax.set_xscale("log", base=2)
         ax.legend(fontsize=8, frameon=False)
         return fig
@@ -253,11 +240,9 @@ class Sweep(RichRepr):
             return
         style = {"color": "#d0d0d0", "alpha": 0.4}
         if not categorical and np.all(over[bad[0] :]):  # the fits boundary: from here on nothing fits
-            ax.axvspan(
-                xs[bad[0]], xs[-1], **style, label=f"{subject} does not fit from {x} = {_tick(values_x[bad[0]])}"
-            )
+            ax.axvspan(xs[bad[0]], xs[-1], **style, label=f"{subject} does not fit from {x} = {tick(values_x[bad[0]])}")
             return
-        where = ", ".join(_tick(values_x[i]) for i in bad)
+        where = ", ".join(tick(values_x[i]) for i in bad)
         steps = np.diff(xs.astype(float)) if len(xs) > 1 else np.array([1.0])
         for n, i in enumerate(bad):
             half = 0.4 if categorical else 0.4 * float(np.min(steps))
@@ -295,14 +280,14 @@ class Sweep(RichRepr):
         cmap = ListedColormap(["#d0d0d0", "#009E73"])
         ax.pcolormesh(np.arange(len(self.axes[x]) + 1), np.arange(len(self.axes[y]) + 1), mask.astype(int),
                       cmap=cmap, vmin=0, vmax=1, edgecolors="white", linewidth=0.5)  # fmt: skip
-        ax.set_xticks(np.arange(len(self.axes[x])) + 0.5, labels=[_tick(v) for v in _plain(self.axes[x])], rotation=45)
-        ax.set_yticks(np.arange(len(self.axes[y])) + 0.5, labels=[_tick(v) for v in _plain(self.axes[y])])
+        ax.set_xticks(np.arange(len(self.axes[x])) + 0.5, labels=[tick(v) for v in plain(self.axes[x])], rotation=45)
+        ax.set_yticks(np.arange(len(self.axes[y])) + 0.5, labels=[tick(v) for v in plain(self.axes[y])])
         ax.set_xlabel(x)
         ax.set_ylabel(y)
         question = run or questions.get("fits")
         name, _ = self._bytes_in_use(quantity or (question[0] if question else None))
         if plus is not None:
-            name += f" + {_bytes(plus) / 1e9:.3g} GB"
+            name += f" + {bytes_of(plus) / 1e9:.3g} GB"
         ax.set_title(f"{name} fits on {device}: green yes, grey no", fontsize=10, loc="left")
         return fig
 
@@ -313,81 +298,12 @@ class Sweep(RichRepr):
     def _repr_html_(self) -> str:
         from mlsysim_nb.render.html import catalog_html
 
-        rows = [[axis, _axis_text(values)] for axis, values in self.axes.items()]
-        rows.extend([name, _range_text(name, np.asarray(self.magnitude(name)))] for name in self.names())
+        rows = [[axis, axis_text(values)] for axis, values in self.axes.items()]
+        rows.extend([name, range_text(name, np.asarray(self.magnitude(name)))] for name in self.names())
         return catalog_html(self._repr_text_(), ["quantity", "range over the sweep"], rows)
 
     def __repr__(self) -> str:
         return f"<{self._repr_text_()}>"
-
-
-def _bytes(amount: Any) -> float:
-    """Bytes in a quantity or text such as ``"2 GB"``; a plain number is bytes (the rule for byte fields)."""
-    from mlsysim_nb.model.fields import check_quantity
-
-    _, magnitude = check_quantity("Sweep.fits", "plus", amount, "byte", positive=False)
-    return float(magnitude)
-
-
-def _numeric(values: np.ndarray) -> bool:
-    """Numbers (counts, sizes), as opposed to a choice such as a strategy or an on/off flag."""
-    return np.asarray(values).dtype.kind in "iuf"
-
-
-def _tick(value: Any) -> str:
-    """A number as ``4`` or ``1e+03``; a choice as itself."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        return str(value)
-    return f"{value:g}"
-
-
-def _axis_text(values: Any) -> str:
-    """An axis's range for the table (``1 … 64 (4 values)``), or its choices in order (``none, full``)."""
-    from mlsysim_nb.render.derivation import choice_values
-    from mlsysim_nb.render.numbers import format_magnitude
-
-    plain = _plain(values)
-    if not _numeric(plain):
-        return choice_values(plain)
-    return format_magnitude("", plain) + _unit_suffix(values)
-
-
-def _range_text(name: str, values: np.ndarray) -> str:
-    """A quantity's range over the sweep; a yes/no answer as how often it holds (``true for 2 of 3``)."""
-    from mlsysim_nb.render.numbers import format_magnitude
-
-    if values.dtype == bool:
-        return f"true for {int(values.sum()):,} of {values.size:,}"
-    return format_magnitude(QUANTITIES[name].base, values)
-
-
-def _plain(values: Any) -> np.ndarray:
-    """An axis's numbers, without their unit (for plot ticks)."""
-    return np.asarray(getattr(values, "magnitude", values))
-
-
-def _unit_suffix(values: Any) -> str:
-    return f" {values.units:~P}" if isinstance(values, ureg.Quantity) else ""
-
-
-def _log_spaced(values: np.ndarray) -> bool:
-    v = np.asarray(values, dtype=float)
-    return bool(v.size > 2 and np.all(v > 0) and np.allclose(v[1:] / v[:-1], v[1] / v[0]) and v[1] / v[0] > 1.5)
-
-
-def _check_axes(scenario: Scenario, values: dict[str, Any]) -> None:
-    """Each axis through its field's own checker (as ``variant()`` checks it), before anything reads it.
-
-    A field that follows another (the activations follow the batch) is computed from the checked
-    values, so an element out of range is refused with the field's rule, never as an overflow.
-    """
-    from mlsysim_nb.model.fields import knobs
-
-    declared = knobs(scenario)
-    owner = type(scenario).__name__
-    for name, v in values.items():
-        if name in declared:
-            declared[name].check(owner, name, v)
 
 
 def sweep(scenario: Scenario, **axes: Sequence[Any] | np.ndarray) -> Sweep:
@@ -421,8 +337,8 @@ def sweep(scenario: Scenario, **axes: Sequence[Any] | np.ndarray) -> Sweep:
     if getattr(scenario, "is_sweep", False):
         msg = "sweep() starts from a single scenario; this one already holds arrays"
         raise TypeError(msg)
-    values = {name: _axis_values(name, v) for name, v in axes.items()}
-    _check_axes(scenario, values)
+    values = {name: axis_values(name, v) for name, v in axes.items()}
+    check_axes(scenario, values)
     changes: dict[str, Any] = {}
     for index, (name, v) in enumerate(values.items()):
         shape = [1] * len(values)

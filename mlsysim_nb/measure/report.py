@@ -9,10 +9,12 @@ from __future__ import annotations
 from functools import lru_cache
 from html import escape
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mlsysim_nb.measure.results import ItemRow, LayerMeasurement, SavedTensor, TrainingStateMeasurement
 from mlsysim_nb.render.numbers import format_result
+
+if TYPE_CHECKING:  # the measurements' reprs load this module (the names are annotations only)
+    from mlsysim_nb.measure.results import ItemRow, LayerMeasurement, SavedTensor, TrainingStateMeasurement
 
 __all__ = ["layer_html", "layer_text", "state_html", "state_text"]
 

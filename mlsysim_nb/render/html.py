@@ -15,12 +15,12 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from mlsysim_nb.render.derivation import Derivation, InputRow, Section, Step, explain, step_parts
-from mlsysim_nb.render.text import visible
+from mlsysim_nb.render.plain import section_headline, visible
 
 if TYPE_CHECKING:
     from mlsysim_nb.model.scenario import Scenario
 
-__all__ = ["Chosen", "catalog_html", "hardware_html", "scenario_html", "workload_html"]
+__all__ = ["Chosen", "catalog_html", "hardware_html", "scenario_html", "workload_html", "wrap"]
 
 
 def escape(text: str) -> str:
@@ -33,7 +33,8 @@ def _css() -> str:
     return (resources.files("mlsysim_nb.render") / "static" / "repr.css").read_text(encoding="utf-8")
 
 
-def _wrap(body: str) -> str:
+def wrap(body: str) -> str:
+    """``body`` (HTML already escaped) in the package's block, with its stylesheet: every repr's outer element."""
     return f'<div class="msn-wrap"><style>{_css()}</style>{body}</div>'
 
 
@@ -86,17 +87,6 @@ def _step_row(step: Step, chosen: str = "") -> str:
         f"<td>= {substituted}</td>"
         f'<td class="msn-result">= {result}</td></tr>'
     )
-
-
-def section_headline(section: Section) -> str:
-    """The section's summary line as text: its headline step's symbol and result, or why it has none."""
-    step = section.headline_step()
-    if step is None:
-        return ""
-    if step.not_applicable:
-        return step.not_applicable
-    symbol, _, _, result = step_parts(step)
-    return f"{symbol} = {result}"
 
 
 def section_html(section: Section, *, open_: bool = False, chosen: Chosen | None = None) -> str:
@@ -163,7 +153,7 @@ def derivation_html(derivation: Derivation, chart: str = "", *, chosen: Chosen |
     parts.extend(section_html(s, open_=i == 0, chosen=chosen) for i, s in enumerate(derivation.sections))
     if derivation.notes:
         parts.append(notes_html(derivation.notes))
-    return _wrap("".join(parts))
+    return wrap("".join(parts))
 
 
 def scenario_html(scenario: Scenario, *, chart: bool = True, chosen: Chosen | None = None) -> str:
@@ -184,12 +174,12 @@ def scenario_html(scenario: Scenario, *, chart: bool = True, chosen: Chosen | No
 
 def error_html(message: str) -> str:
     """A visible error box (used by the repr and by live controls)."""
-    return _wrap(f'<div class="msn-error">{escape(message)}</div>')
+    return wrap(f'<div class="msn-error">{escape(message)}</div>')
 
 
 def warning_html(message: str) -> str:
     """A visible caution (a live panel's caveat about numbers it did apply)."""
-    return _wrap(f'<div class="msn-warning">&#9888; {escape(message)}</div>')
+    return wrap(f'<div class="msn-warning">&#9888; {escape(message)}</div>')
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -207,7 +197,7 @@ def workload_html(workload: Any) -> str:
     if workload.source:
         rows.append(["source", workload.source])
     title = f'<div class="msn-title">{escape(workload.name)} <span class="msn-kind">Workload</span></div>'
-    return _wrap(title + _table(["field", "value"], rows))
+    return wrap(title + _table(["field", "value"], rows))
 
 
 def hardware_html(node: Any) -> str:
@@ -226,10 +216,10 @@ def hardware_html(node: Any) -> str:
     if node.note:
         rows.append(["note", node.note])
     title = f'<div class="msn-title">{escape(node.name)} <span class="msn-kind">HardwareNode</span></div>'
-    return _wrap(title + _table(["field", "value"], rows))
+    return wrap(title + _table(["field", "value"], rows))
 
 
 def catalog_html(title: str, header: list[str], rows: list[list[str]]) -> str:
     """A catalog (hardware or scenarios) as one table."""
     head = f'<div class="msn-title">{escape(title)}</div>'
-    return _wrap(head + _table(header, rows))
+    return wrap(head + _table(header, rows))

@@ -5,19 +5,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from mlsysim_nb.render.derivation import Derivation, Section, Step, explain, step_parts
+from mlsysim_nb.render.derivation import Derivation, Step, explain, step_parts
+from mlsysim_nb.render.plain import one_line, section_headline, visible
 
 if TYPE_CHECKING:
     from mlsysim_nb.model.scenario import Scenario
 
 __all__ = ["escape_markdown", "markdown_table", "one_line", "scenario_markdown", "scenario_text", "visible"]
-
-# every character Python's str.splitlines() breaks on
-_LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
-# characters that are invisible or rearrange what follows: C0 and C1 controls (NUL, tab, ESC, DEL, ...),
-# the bidirectional embeddings, overrides, isolates and marks, and lone surrogates (which no encoder writes)
-_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-
 
 # inline Markdown syntax: emphasis, code, links and images, tables, strikethrough, math, escapes, headings
 _MD_PUNCTUATION = re.compile(r"([\\`*_\[\]|~$#])")
@@ -28,22 +22,6 @@ _SCHEME_LETTER = re.compile(r"[A-Za-z]", re.IGNORECASE)
 _WWW = re.compile(r"\bwww\.", re.IGNORECASE)
 # a line that starts like a list item, a setext underline or an ordered list
 _BLOCK_START = re.compile(r"^(\s*)(?:([-+=])|(\d+)([.)]))")
-
-
-def _escape_char(match: re.Match[str]) -> str:
-    code = ord(match.group(0))
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def visible(text: str) -> str:
-    r"""``text`` with every control, bidirectional or surrogate character written as a visible escape.
-
-    The stored text is not changed; only what a repr shows. Line breaks are left to :func:`one_line`.
-
-    >>> print(visible("a\x00b\u202ec"))
-    a\x00b\u202ec
-    """
-    return _INVISIBLE.sub(_escape_char, text)
 
 
 def _in_scheme(char: str) -> bool:
@@ -110,20 +88,6 @@ def _escape_block_start(match: re.Match[str]) -> str:
     return lead + ("\\" + mark if mark else digits + "\\" + dot)
 
 
-def one_line(text: str) -> str:
-    r"""``text`` on one line: each line break becomes ⏎, so a text repr keeps one line per row.
-
-    Other control and bidirectional characters become visible escapes (:func:`visible`), so a
-    name cannot forge a line, hide text or reverse what follows it.
-
-    >>> one_line("GPT-2\nsmall")
-    'GPT-2⏎small'
-    >>> print(one_line("a\x00b"))
-    a\x00b
-    """
-    return visible(_LINE_BREAK.sub("⏎", text))
-
-
 def escape_markdown(text: str) -> str:
     r"""``text`` as literal Markdown: no markup, link, image, math or table cell break survives.
 
@@ -156,12 +120,6 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def _section_headline(section: Section) -> str:
-    from mlsysim_nb.render.html import section_headline
-
-    return section_headline(section)
-
-
 def _step_lines(step: Step) -> list[str]:
     symbol, equation, substituted, result = step_parts(step)
     case = f"   ({one_line(step.case_label)})" if step.case_label else ""
@@ -183,7 +141,7 @@ def derivation_text(d: Derivation) -> str:
     if d.unset:
         lines.append(f"  not set (None): {', '.join(d.unset)}")
     for section in d.sections:
-        headline = _section_headline(section)
+        headline = section_headline(section)
         lines += ["", one_line(section.title) + (f" — {one_line(headline)}" if headline else "")]
         for step in section.steps:
             lines += _step_lines(step)
@@ -211,7 +169,7 @@ def derivation_markdown(d: Derivation) -> str:
     if d.unset:
         out += ["", "Not set (None): " + ", ".join(_code(n) for n in d.unset)]
     for section in d.sections:
-        headline = _section_headline(section)
+        headline = section_headline(section)
         out += ["", f"**{md(section.title)}**" + (f" — {md(headline)}" if headline else ""), ""]
         out += ["| quantity | equation | with numbers | result |", "|---|---|---|---|"]
         out += [_step_row(s) for s in section.steps]

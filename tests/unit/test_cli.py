@@ -12,13 +12,16 @@ NAME = "Gpt2Fp32AdamOnH100"
 
 
 def test_show_writes_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """`show NAME --html FILE` prints the derivation and writes a standalone page."""
+    """`show NAME --html FILE` prints the derivation and writes a standalone page with its chart."""
     page = tmp_path / "page.html"
-    assert main(["show", NAME, "--html", str(page), "--no-chart"]) == 0
+    assert main(["show", NAME, "--html", str(page)]) == 0
     out, err = capsys.readouterr()
     assert "GPT-2" in out
+    assert "M_w = P · b_val" in out
     assert err.strip() == f"wrote {page}"
-    assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    html = page.read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>")
+    assert "data:image/png;base64," in html
 
 
 @pytest.mark.parametrize(
