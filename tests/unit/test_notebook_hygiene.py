@@ -48,9 +48,3 @@ def test_notebook_hygiene_error_fails(scratch: Path) -> None:
     assert "execution_count 3, expected 1" in result.stdout
     assert "ZeroDivisionError" in result.stdout
     assert "widgets" in result.stdout
-
-
-def test_make_test_runs_lint_first() -> None:
-    """The Makefile's test target depends on lint."""
-    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    assert "\ntest: lint\n" in makefile
