@@ -35,7 +35,7 @@ Build the architecture from a workload (``workload.architecture()``) or directly
     4.0390625
     >>> layer_saved_bytes(llama, seq_len=8192, micro_batch=1, dtype_bytes=2, attention="fused",
     ...                   implementation="transformers", strategy="selective") / 2**20
-    1441.0625
+    1569.0625
     >>> parameter_count(llama, layers=32)  # Llama 3.1 8B
     8030261248
 
