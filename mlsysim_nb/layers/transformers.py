@@ -32,7 +32,10 @@ _RMS_NORMALIZED = (
 _REPEAT = "eager attention repeats K and V to every query head (repeat_kv) before the products"
 _SOFTMAX_FP32 = "Llama's eager attention computes the softmax in FP32"
 _SOFTMAX_CAST = "the FP32 softmax cast back to the activation dtype, which the AV product keeps (no copy in FP32)"
-_ROTARY = "the rotary cos and sin tables the layer multiplies Q and K by; one pair per model, all layers read it"
+_ROTARY = (
+    "the rotary cos and sin tables the layer multiplies Q and K by (for one sequence, broadcast over the batch); "
+    "one pair per model, all layers read it"
+)
 _SILU_OUT = "the product keeps SiLU's output as well as the up projection's (a fused SwiGLU kernel recomputes it)"
 _GELU_NEW = "GPT-2's GeLU (gelu_new) is four elementwise ops, each keeping an f-wide tensor: x, x/2, tanh, 1 + tanh"
 _MATH = "DEVICE_EFFECTS['cpu sdpa math path']: with dropout, SDPA on the CPU runs its math path in FP32"
@@ -181,7 +184,7 @@ def transformers_layer(arch: Architecture, attention: str = "eager", device: str
     else:
         rows += [
             Saved("qkv_input", "QKV input (the norm's output)", "attention", _H, split="sp", paper="qkv_input"),
-            Saved("rotary", "rotary cos and sin", "attention", ("b", "s", "d"), count=2, split="none",
+            Saved("rotary", "rotary cos and sin", "attention", ("s", "d"), count=2, split="none",
                   per_model=True, note=_ROTARY),
         ]  # fmt: skip
     rows += _fused(arch, device) if attention == "fused" else _eager(arch)
