@@ -72,11 +72,15 @@ def lines(
     sequence_parallel: bool = False,
     device: str = "gpu",
     per_model: bool = True,
+    reference_scaling: bool = False,
 ) -> tuple[Line, ...]:
     """Each kept row's bytes on one device of a tensor-parallel group of ``tensor_parallel``.
 
     ``strategy`` ``"full"`` keeps the layer's input alone (and the rows kept once per model);
     ``per_model=False`` leaves those per-model rows out (the rotary tables), to count them once for a model.
+    ``reference_scaling``: every row at its bytes at 16 bits times ``dtype_bytes / 2``, as the reference
+    implementation (mlsysim) scales the paper's 16-bit coefficients to another precision (a dropout mask then
+    takes 2 bytes in FP32, where a GPU keeps 1).
     """
     strategy = _choose("strategy", strategy, STRATEGIES)
     device = _choose("device", device, DEVICES)
@@ -89,7 +93,9 @@ def lines(
         if (row.per_model and not per_model) or not row.kept(strategy if strategy != "full" else "none"):
             continue
         split = row.split == "tp" or (row.split == "sp" and sequence_parallel)
-        size = row.bytes(dims, dtype_bytes, device)
+        size = (
+            row.bytes(dims, 2, device) * dtype_bytes / 2 if reference_scaling else row.bytes(dims, dtype_bytes, device)
+        )
         out.append(Line(row, size / tensor_parallel if split else float(size)))
     return tuple(out)
 
@@ -107,12 +113,13 @@ def layer_saved_bytes(
     sequence_parallel: bool = False,
     device: str = "gpu",
     per_model: bool = False,
+    reference_scaling: bool = False,
 ) -> float:
     """Bytes one decoder layer saves on one device (the per-model rotary tables left out unless ``per_model``)."""
     rows = layer_rows(arch, implementation, attention, device)
     found = lines(rows, arch.dims(seq_len, micro_batch), dtype_bytes=dtype_bytes, strategy=strategy,
                   tensor_parallel=tensor_parallel, sequence_parallel=sequence_parallel, device=device,
-                  per_model=per_model)  # fmt: skip
+                  per_model=per_model, reference_scaling=reference_scaling)  # fmt: skip
     return sum(line.bytes for line in found)
 
 

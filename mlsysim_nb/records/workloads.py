@@ -157,11 +157,22 @@ class Workload(RichRepr):
             msg = f"must divide hidden_dim ({hidden:,}) evenly, so that every head has the same width; got {heads:,}"
             raise FieldError(owner, "heads", msg)
 
-    def architecture(self) -> Architecture:
+    @property
+    def reference_style(self) -> bool:
+        """True when no architecture field is given: the layer is Korthikanti's, as the reference counts it."""
+        return all(getattr(self, k) == v for k, v in ARCHITECTURE_DEFAULTS.items())
+
+    def architecture(self, *, reference: bool = False) -> Architecture:
         """The layer table's view of this model (:class:`mlsysim_nb.layers.Architecture`).
+
+        ``reference=True`` counts the layer as the reference implementation does, with multi-head attention
+        (``kv_heads`` then counts for the KV cache and tensor parallelism only); give
+        ``reference=workload.reference_style`` to keep the reference's figures for its own workloads.
 
         >>> Workloads.GPT2_XL.architecture().f  # a 4h MLP, GPT-style
         6400
+        >>> Workloads.LLAMA3_8B.architecture().kv, Workloads.LLAMA3_8B.architecture(reference=True).kv
+        (8, 32)
         """
         for name in ("hidden_dim", "heads"):
             if getattr(self, name) is None:
@@ -169,8 +180,8 @@ class Workload(RichRepr):
         assert self.hidden_dim is not None  # noqa: S101 - checked just above
         assert self.heads is not None  # noqa: S101 - checked just above
         return Architecture(
-            hidden=self.hidden_dim, heads=self.heads, kv_heads=self.kv_heads, head_dim=self.head_dim,
-            ffn=self.ffn_dim, mlp=self.mlp, activation=self.activation, norm=self.norm,
+            hidden=self.hidden_dim, heads=self.heads, kv_heads=None if reference else self.kv_heads,
+            head_dim=self.head_dim, ffn=self.ffn_dim, mlp=self.mlp, activation=self.activation, norm=self.norm,
             attention_dropout=self.attention_dropout, hidden_dropout=self.hidden_dropout, vocab=self.vocab_size,
             tied=self.tied_embeddings, experts=self.experts or 0, experts_per_token=self.experts_per_token or 1,
             shared_experts=self.shared_experts, bias=self.bias, positions=self.positions,

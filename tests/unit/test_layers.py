@@ -173,3 +173,27 @@ def test_bad_choices_name_the_argument() -> None:
 def test_parameter_counts_by_hand() -> None:
     """Llama 3.1 8B's exact count from the weight rows (config.json's shape; meta-device check in tests/measure)."""
     assert layers.parameter_count(_LLAMA_8B, 32) == 8_030_261_248
+
+
+def test_the_table_reproduces_every_catalog_activation_scenario() -> None:
+    """Each named ActivationMemoryScenario's per-layer figure, under every strategy, from the table (to 1e-9).
+
+    The reference counts its own workloads' layers as Korthikanti's (multi-head, even where kv_heads is given)
+    and scales the paper's 16-bit bytes to the precision: ``architecture(reference=reference_style)`` and
+    ``reference_scaling=True`` say so.
+    """
+    from mlsysim_nb import Scenarios
+
+    found = 0
+    for name in dir(Scenarios):
+        s = getattr(Scenarios, name)
+        if name.startswith("_") or type(s).__name__ != "ActivationMemoryScenario":
+            continue
+        w, found = s.workload, found + 1
+        arch = w.architecture(reference=w.reference_style)
+        for strategy in layers.STRATEGIES:
+            table = layers.layer_saved_bytes(arch, seq_len=s.seq_len or w.context_length, micro_batch=s.micro_batch,
+                                             dtype_bytes=s.precision_bytes, strategy=strategy,
+                                             reference_scaling=True)  # fmt: skip
+            assert table == pytest.approx(float(s.activations(strategy).m_as("byte")) / w.layers, rel=1e-9)
+    assert found >= 5
