@@ -5,6 +5,11 @@ Read from the modules' source (``transformers/models/{gpt2,llama,mistral,qwen2,m
 families: GPT-2's (``GPT2Block``: LayerNorm, GeLU MLP, dropout) and Llama's (``LlamaDecoderLayer`` and
 Mistral's, Qwen2's and Mixtral's, which share its attention, RMSNorm and rotary code). Each row that
 differs from the paper's accounting (:mod:`mlsysim_nb.layers.megatron`) says why in its ``note``.
+
+The rows assume training with ``use_cache=False``. With the configurations' default ``use_cache=True`` a
+``*ForCausalLM`` also builds a key/value cache while training: Llama's layers then keep the cache's copies of
+K and V instead of their own (the same bytes), but GPT-2's attention keeps its Q as a view of the fused QKV
+output, which then stays whole beside the cache's K and V copies: 2sbh more per GPT-2 layer (measured).
 """
 
 from __future__ import annotations
@@ -137,10 +142,10 @@ def _mlp_gpt2(arch: Architecture) -> list[Saved]:
 def _gated() -> list[Saved]:
     wide = ("s", "b", "f")
     return [
-        Saved("gate_output", "gate projection output (SiLU input)", "MLP", wide, paper="gelu_input"),
+        Saved("gate_output", "gate projection output (SiLU input)", "MLP", wide),
         Saved("up_output", "up projection output", "MLP", wide),
         Saved("silu_output", "SiLU output", "MLP", wide, note=_SILU_OUT),
-        Saved("product", "gated product (down projection input)", "MLP", wide, paper="gelu_output"),
+        Saved("product", "gated product (down projection input)", "MLP", wide),
     ]
 
 
@@ -205,22 +210,22 @@ def transformers_layer(arch: Architecture, attention: str = "eager", device: str
 
 
 def transformers_output(arch: Architecture) -> tuple[Saved, ...]:
-    """What a Llama-family ``*ForCausalLM`` keeps outside its layers, with the loss (``labels=`` given)."""
-    if family(arch) != "llama":
-        msg = "the transformers accounting of the output layer is measured for Llama-family models only"
-        raise ValueError(msg)
+    """What a ``*ForCausalLM`` (``GPT2LMHeadModel``) keeps outside its layers, with the loss (``labels=`` given)."""
+    rows = [Saved("token_ids", "token ids (embedding lookup)", "output", _T, width="int64", split="none")]
+    if family(arch) == "gpt2":
+        rows.append(Saved("position_ids", "position ids (one sequence's)", "output", ("s",), width="int64",
+                          split="none", note="learned positions look up one sequence's ids"))  # fmt: skip
+        if arch.hidden_dropout > 0:
+            rows.append(Saved("embedding_dropout_mask", "input embeddings' dropout mask", "output", _H, width="mask",
+                              split="sp"))  # fmt: skip
     return (
-        Saved("token_ids", "token ids (embedding lookup)", "output", _T, width="int64", split="none"),
+        *rows,
         *_norm(arch, "_final", "output"),
         Saved("output_projection_input", "output layer input (the norm's output)", "output", _H, split="sp"),
-        Saved(
-            "logits",
-            "log-softmax of the logits (FP32)",
-            "output",
-            ("s", "b", "v"),
-            width="fp32",
-            note="the loss upcasts the logits to FP32; its log-softmax keeps the FP32 result",
-        ),
-        Saved("targets", "shifted labels", "output", _T, width="int64", split="none"),
-        Saved("loss_weight", "the loss's total weight", "output", (), width="fp32", split="none"),
-    )
+        Saved("logits", "log-softmax of the logits (FP32)", "output", ("s", "b", "v"), width="fp32",
+              note="the loss upcasts the logits to FP32; its log-softmax keeps the FP32 result"),
+        Saved("targets", "shifted labels", "output", _T, width="int64", split="none",
+              note="the loss keeps its int64 targets"),
+        Saved("loss_weight", "the loss's total weight", "output", (), width="fp32", split="none",
+              note="one FP32 scalar"),
+    )  # fmt: skip

@@ -37,6 +37,7 @@ SIZES = {"hidden": 64, "heads": 4, "kv_heads": 2, "ffn": 96, "vocab": 100, "expe
 _DTYPES = {"bfloat16": 2, "float32": 4}
 _ATTENTION = {"eager": "eager", "sdpa": "fused"}
 _DROPOUT = 0.1
+_MODELS = {"llama": "LlamaForCausalLM", "gpt2": "GPT2LMHeadModel"}
 
 
 def _config(model_type: str, *, dropout: bool, layers: int, seq_len: int) -> Any:
@@ -198,22 +199,29 @@ def measure_hf_layer(
 
 
 def measure_hf_causal_lm(
-    *, dtype: str = "bfloat16", attention: str = "sdpa", dropout: bool = False, seq_len: int = 12,
-    micro_batch: int = 3, layers: int = 2, random_state: int = 0,
+    model_type: str = "llama", *, dtype: str = "bfloat16", attention: str = "sdpa", dropout: bool = False,
+    seq_len: int = 12, micro_batch: int = 3, layers: int = 2, random_state: int = 0,
 ) -> HFMeasurement:  # fmt: skip
-    """Measure a small ``LlamaForCausalLM`` (``layers`` decoder layers) with its loss: layers, output layer, loss."""
-    _check("llama", dtype, attention, dropout=dropout, seq_len=seq_len, micro_batch=micro_batch)
+    """Measure a small ``LlamaForCausalLM`` (or ``GPT2LMHeadModel``) of ``layers`` layers with its loss.
+
+    ``model_type``: ``"llama"`` or ``"gpt2"``; the other arguments as for :func:`measure_hf_layer`. The model
+    runs with ``use_cache=False``, as a training loop should.
+    """
+    if model_type not in _MODELS:
+        raise FieldError("measure_hf_causal_lm", "model_type", f"must be 'llama' or 'gpt2', got {model_type!r}")
+    _check(model_type, dtype, attention, dropout=dropout, seq_len=seq_len, micro_batch=micro_batch)
     layers = check_count("measure_hf_causal_lm", "layers", layers, maximum=8)
     require_transformers()
     import torch
     import transformers
 
     torch.manual_seed(random_state)
-    cfg = _config("llama", dropout=dropout, layers=layers, seq_len=seq_len)
+    cfg = _config(model_type, dropout=dropout, layers=layers, seq_len=seq_len)
     cfg._attn_implementation = attention  # noqa: SLF001 - transformers' documented switch
-    model = transformers.LlamaForCausalLM(cfg).to(getattr(torch, dtype)).train()
+    model = getattr(transformers, _MODELS[model_type])(cfg).to(getattr(torch, dtype)).train()
     ids = torch.randint(0, cfg.vocab_size, (micro_batch, seq_len))
-    saved, constants = _record(model, lambda: model(input_ids=ids, labels=ids).loss)
+    # use_cache=False, as training does: a cache would copy K and V (see the transformers accounting's docstring)
+    saved, constants = _record(model, lambda: model(input_ids=ids, labels=ids, use_cache=False).loss)
     workload, arch = _arch(cfg)
     dims, width = arch.dims(seq_len, micro_batch), _DTYPES[dtype]
     per_layer = layer_rows(arch, "transformers", _ATTENTION[attention], "cpu")
@@ -225,5 +233,5 @@ def measure_hf_causal_lm(
     measured, total = _attribute(saved, constants, dims, frozenset(r.key for r in rows))
     info = {"dtype": dtype, "attention": attention, "dropout": dropout, "seq_len": seq_len,
             "micro_batch": micro_batch, "layers": layers}  # fmt: skip
-    return _result("LlamaForCausalLM", workload, info, predicted=predicted, paper=paper, measured=measured,
+    return _result(_MODELS[model_type], workload, info, predicted=predicted, paper=paper, measured=measured,
                    total=total)  # fmt: skip

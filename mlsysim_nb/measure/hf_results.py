@@ -58,6 +58,22 @@ class HFMeasurement:
             found.append("cpu sdpa math path")
         return tuple(e for e in DEVICE_EFFECTS if e in found)
 
+    def beside_paper(self) -> list[tuple[str, int, str, float, str]]:
+        """Row by row: (transformers row, measured bytes, the paper's row it stands for, the paper's bytes, why).
+
+        The paper's bytes are those of the paper's rows with that key (``-`` and 0: the paper has no such tensor),
+        at the same dtype on a GPU.
+        """
+        paper: dict[str, float] = {}
+        for line in self.paper_rows:
+            key = line.row.paper or line.row.key
+            paper[key] = paper.get(key, 0.0) + line.bytes
+        out = []
+        for r in self.rows:
+            key = r.row.paper or r.row.key
+            out.append((r.row.label, r.measured, key if key in paper else "-", paper.get(key, 0.0), r.row.note))
+        return out
+
     def table(self) -> list[tuple[str, str, float, int, str]]:
         """(block, label, predicted bytes, measured bytes, why it differs from the paper) per row."""
         return [(r.row.block, r.row.label, r.predicted, r.measured, r.row.note) for r in self.rows]

@@ -16,13 +16,14 @@ from mlsysim_nb.layers.rows import Dims
 
 __all__ = ["layer_path", "site"]
 
-_LAYER = re.compile(r"^(?:model\.)?layers\.\d+\.")
+_LAYER = re.compile(r"^(?:(?:model\.)?layers|transformer\.h)\.\d+\.")
 _NORMS = {
     "input_layernorm": "1",
     "post_attention_layernorm": "2",
     "ln_1": "1",
     "ln_2": "2",
     "model.norm": "_final",
+    "transformer.ln_f": "_final",
 }
 _FLASH = {
     "_saved_query": "q",
@@ -137,6 +138,10 @@ def site(module: str, op: str, slot: str, shape: tuple[int, ...], *, dims: Dims,
         return _INPUTS[path]
     if path in ("self_attn", "attn", "attn.attn_dropout"):
         return _attention(op, slot, shape, dims, keys)
+    if path == "transformer.wpe":
+        return "position_ids"
+    if path == "transformer.drop":
+        return "embedding_dropout_mask"
     if (op, slot) in _LOSS:
         return _LOSS[op, slot]
     return _mlp(path, op, slot, shape, dims)

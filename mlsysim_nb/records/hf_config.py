@@ -71,6 +71,9 @@ def _refuse(model_type: str, config: dict[str, Any]) -> None:
 
 def _gpt2(c: dict[str, Any]) -> dict[str, Any]:
     hidden = c.get("n_embd", 768)
+    if c.get("embd_pdrop", 0.1) != c.get("resid_pdrop", 0.1):
+        shown = f"{c.get('embd_pdrop', 0.1)!r} and {c.get('resid_pdrop', 0.1)!r}"
+        raise FieldError(_OWNER, "embd_pdrop", f"must equal resid_pdrop (one hidden dropout), got {shown}")
     return {
         "layers": c.get("n_layer", 12), "hidden_dim": hidden, "heads": c.get("n_head", 12),
         "context_length": c.get("n_positions", 1024), "ffn_dim": c.get("n_inner") or 4 * hidden,

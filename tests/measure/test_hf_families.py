@@ -1,4 +1,4 @@
-"""Mistral's, Qwen2's and Mixtral's decoder layers and a two-layer LlamaForCausalLM with its loss, measured on the CPU."""
+"""Mistral's, Qwen2's, Mixtral's decoder layers; two-layer LlamaForCausalLM and GPT2LMHeadModel with the loss (CPU)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ LAYERS = [
     *itertools.product(("mistral", "qwen2"), ("bfloat16", "float32"), ("eager", "sdpa"), (False, True)),
     *itertools.product(("mixtral",), ("bfloat16", "float32"), ("eager", "sdpa"), (False, True)),
 ]
-MODELS = list(itertools.product(("bfloat16", "float32"), ("eager", "sdpa"), (False, True)))
+MODELS = list(itertools.product(("llama", "gpt2"), ("bfloat16", "float32"), ("eager", "sdpa"), (False, True)))
 
 
 @pytest.fixture(scope="module", params=LAYERS, ids=lambda p: "-".join(map(str, p)))
@@ -32,8 +32,8 @@ def model(request: pytest.FixtureRequest, transformers: Any) -> Any:
     """Each whole-model configuration measured once."""
     from mlsysim_nb.measure import measure_hf_causal_lm
 
-    dtype, attention, dropout = request.param
-    return measure_hf_causal_lm(dtype=dtype, attention=attention, dropout=dropout)
+    model_type, dtype, attention, dropout = request.param
+    return measure_hf_causal_lm(model_type, dtype=dtype, attention=attention, dropout=dropout)
 
 
 def test_layer_prediction_and_attribution(layer: Any) -> None:
@@ -43,7 +43,7 @@ def test_layer_prediction_and_attribution(layer: Any) -> None:
 
 
 def test_model_prediction_and_attribution(model: Any) -> None:
-    """Two layers, the output layer and the loss: predicted within 1 %, every byte attributed."""
+    """Two layers, the embeddings, the output layer and the loss: predicted within 1 %, every byte attributed."""
     check_measurement(model)
     check_effects(model)
 

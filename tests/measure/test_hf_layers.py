@@ -62,3 +62,17 @@ def test_llama_layer_beside_the_paper(transformers: Any) -> None:
     }  # fmt: skip
     paper_keys = {line.row.key for line in m.paper_rows}
     assert {r.row.key for r in m.rows if not r.row.note} <= paper_keys
+
+
+def test_beside_the_paper_row_by_row(transformers: Any) -> None:
+    """Each measured row names the paper's row it stands for, or says why the paper has none."""
+    from mlsysim_nb.measure import measure_hf_layer
+
+    m = measure_hf_layer("llama", dtype="bfloat16", attention="eager")
+    rows = m.beside_paper()
+    assert len(rows) == len(m.rows)
+    for label, measured, paper_key, paper_bytes, why in rows:
+        assert measured > 0, label
+        assert (paper_key != "-" and paper_bytes > 0) or why, label
+    by = {r[0]: r for r in rows}
+    assert by["softmax output (FP32)"][1] == 2 * by["softmax output (FP32)"][3]  # FP32 against the paper's 16 bits

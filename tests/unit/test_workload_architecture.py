@@ -119,6 +119,9 @@ def test_every_shipped_configuration_is_tested() -> None:
         ({"model_type": "mixtral", "router_jitter_noise": 0.1}, "router_jitter_noise"),
         ({"model_type": "qwen2", "use_sliding_window": True}, "use_sliding_window"),
         ({"hidden_size": None}, "hidden_size"),
+        ({"model_type": "gpt2", "embd_pdrop": 0.0}, "embd_pdrop"),
+        ({"model_type": "gpt2", "reorder_and_upcast_attn": True}, "reorder_and_upcast_attn"),
+        ({"model_type": "gpt2", "activation_function": "relu"}, "activation_function"),
     ],
 )
 def test_from_hf_config_refuses_by_name(changes: dict[str, object], field: str) -> None:
