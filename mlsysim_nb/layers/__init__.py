@@ -47,6 +47,19 @@ rotary tables; leave out to multiply by the layer count, then add them once). :f
 gives the embeddings, final norm, output layer and loss. For line items, ``lines(layer_rows(arch, ...),
 arch.dims(s, b), dtype_bytes=2, strategy=...)`` returns each kept row with its bytes (``Line.row.label``,
 ``Line.bytes``). Parameters: :func:`parameter_count` (``active=True``: the experts one token uses).
+:func:`model_saved_bytes` adds L layers, the per-model rows once and the output layer::
+
+    >>> model_saved_bytes(llama, layers=32, seq_len=8192, micro_batch=1, dtype_bytes=2, strategy="full",
+    ...                   attention="fused") / 2**30  # 32 layer inputs (2 GiB) beside FP32 logits (3.9 GiB)
+    6.0390625
+
+For a scenario (the integrator's recipe): ``arch = workload.architecture(reference=workload.reference_style)``
+and, for the ``"megatron"`` implementation, ``reference_scaling=workload.reference_style``: the reference
+implementation (mlsysim) counts its own workloads' layers multi-head and scales the paper's 16-bit bytes,
+masks included, to the precision; with both, the table reproduces every catalog activation scenario to 1e-9
+(``tests/unit/test_layers.py``). Workloads with an architecture (``Workloads.configuration(key)``,
+``Workload.from_hf_config``) give the real layer. Fused attention adds the FP32 log-sum-exp (4·a·s·b bytes)
+that the reference's FlashAttention figure leaves out.
 """
 
 from mlsysim_nb.layers.account import (
@@ -58,6 +71,7 @@ from mlsysim_nb.layers.account import (
     layer_rows,
     layer_saved_bytes,
     lines,
+    model_saved_bytes,
     output_rows,
     output_saved_bytes,
 )
@@ -97,6 +111,7 @@ __all__ = [
     "layer_saved_bytes",
     "layer_weights",
     "lines",
+    "model_saved_bytes",
     "model_weights",
     "output_rows",
     "output_saved_bytes",

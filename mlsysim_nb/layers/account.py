@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.layers.architecture import Architecture
@@ -19,6 +20,7 @@ __all__ = [
     "layer_rows",
     "layer_saved_bytes",
     "lines",
+    "model_saved_bytes",
     "output_rows",
     "output_saved_bytes",
 ]
@@ -139,3 +141,31 @@ def output_saved_bytes(
     found = lines(output_rows(arch, implementation), arch.dims(seq_len, micro_batch), dtype_bytes=dtype_bytes,
                   tensor_parallel=tensor_parallel, sequence_parallel=sequence_parallel)  # fmt: skip
     return sum(line.bytes for line in found)
+
+
+def model_saved_bytes(
+    arch: Architecture,
+    *,
+    layers: int,
+    seq_len: int,
+    micro_batch: int,
+    dtype_bytes: int,
+    output: bool = True,
+    **options: Any,
+) -> float:
+    """Bytes ``layers`` decoder layers save, the per-model rows once, and (``output``) the output layer and loss.
+
+    ``options`` are :func:`layer_saved_bytes`'s (``strategy``, ``attention``, ``implementation``,
+    ``tensor_parallel``, ``sequence_parallel``, ``device``, ``reference_scaling``); the output layer takes
+    ``implementation``, ``tensor_parallel`` and ``sequence_parallel`` of them.
+    """
+    if not isinstance(layers, int) or layers < 1:
+        raise FieldError(_OWNER, "layers", f"must be a whole number of at least 1, got {layers!r}")
+    run = {"seq_len": seq_len, "micro_batch": micro_batch, "dtype_bytes": dtype_bytes}
+    one = layer_saved_bytes(arch, **run, **options)
+    shared = layer_saved_bytes(arch, **run, **options, per_model=True) - one
+    total = layers * one + shared
+    if output:
+        kept = {k: v for k, v in options.items() if k in ("implementation", "tensor_parallel", "sequence_parallel")}
+        total += output_saved_bytes(arch, **run, **kept)
+    return total

@@ -197,3 +197,15 @@ def test_the_table_reproduces_every_catalog_activation_scenario() -> None:
                                              reference_scaling=True)  # fmt: skip
             assert table == pytest.approx(float(s.activations(strategy).m_as("byte")) / w.layers, rel=1e-9)
     assert found >= 5
+
+
+def test_a_whole_model_is_its_layers_the_shared_rows_once_and_the_output() -> None:
+    """Llama 3.1 8B, s = 8192, full recomputation: 32 x 2sbh, plus (2h + 2h + 4v)s for the output.
+
+    In transformers' accounting the rotary tables (2 x 2sd) come once, not once per layer.
+    """
+    s, h, v, d = 8192, 4096, 128_256, 128
+    run = {"layers": 32, "seq_len": s, "micro_batch": 1, "dtype_bytes": 2, "strategy": "full", "attention": "fused"}
+    assert layers.model_saved_bytes(_LLAMA_8B, **run) == 32 * 2 * s * h + (4 * h + 4 * v) * s  # type: ignore[arg-type]
+    hf = layers.model_saved_bytes(_LLAMA_8B, **run, implementation="transformers", output=False)  # type: ignore[arg-type]
+    assert hf == 32 * 2 * s * h + 2 * 2 * s * d
