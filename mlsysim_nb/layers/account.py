@@ -161,11 +161,11 @@ def model_saved_bytes(
     """
     if not isinstance(layers, int) or layers < 1:
         raise FieldError(_OWNER, "layers", f"must be a whole number of at least 1, got {layers!r}")
-    run = {"seq_len": seq_len, "micro_batch": micro_batch, "dtype_bytes": dtype_bytes}
-    one = layer_saved_bytes(arch, **run, **options)
-    shared = layer_saved_bytes(arch, **run, **options, per_model=True) - one
-    total = layers * one + shared
+    one = layer_saved_bytes(arch, seq_len=seq_len, micro_batch=micro_batch, dtype_bytes=dtype_bytes, **options)
+    every = layer_saved_bytes(arch, seq_len=seq_len, micro_batch=micro_batch, dtype_bytes=dtype_bytes,
+                              per_model=True, **options)  # fmt: skip
+    total = layers * one + (every - one)
     if output:
         kept = {k: v for k, v in options.items() if k in ("implementation", "tensor_parallel", "sequence_parallel")}
-        total += output_saved_bytes(arch, **run, **kept)
+        total += output_saved_bytes(arch, seq_len=seq_len, micro_batch=micro_batch, dtype_bytes=dtype_bytes, **kept)
     return total
