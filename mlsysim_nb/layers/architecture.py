@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mlsysim_nb.errors import FieldError
 from mlsysim_nb.layers.rows import Dims
 
 __all__ = ["ACTIVATIONS", "BIASES", "MLPS", "NORMS", "POSITIONS", "Architecture"]
@@ -22,6 +23,15 @@ BIASES = ("all", "qkv", "none")
 POSITIONS = ("learned", "rotary")
 #: GPT-3's dropout probability, the one Korthikanti et al.'s masks assume.
 GPT_DROPOUT = 0.1
+
+
+def _refuse(field: str, rule: str) -> None:
+    raise FieldError("Architecture", field, rule)
+
+
+def _whole(field: str, value: object, *, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        _refuse(field, f"must be a whole number of at least {minimum}, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,32 @@ class Architecture:
     positions: str = "learned"
     max_positions: int | None = None
     model_type: str | None = None
+
+    def __post_init__(self) -> None:
+        """Refuse a layer that cannot exist, naming the field and the rule (the workload checks its own first)."""
+        self._check_counts()
+        for name, allowed in (("mlp", MLPS), ("activation", ACTIVATIONS), ("norm", NORMS), ("bias", BIASES),
+                              ("positions", POSITIONS)):  # fmt: skip
+            if getattr(self, name) not in allowed:
+                _refuse(name, f"must be one of {', '.join(map(repr, allowed))}, got {getattr(self, name)!r}")
+        for name in ("attention_dropout", "hidden_dropout"):
+            if not 0 <= getattr(self, name) < 1:
+                _refuse(name, f"must be a probability from 0 up to (not including) 1, got {getattr(self, name)!r}")
+        if self.heads % self.kv:
+            _refuse("kv_heads", f"must divide heads ({self.heads}), got {self.kv}")
+        if self.head_dim is None and self.hidden % self.heads:
+            _refuse("heads", f"must divide hidden ({self.hidden}) unless head_dim is given, got {self.heads}")
+        if self.moe and self.experts_per_token > self.experts:
+            _refuse("experts_per_token", f"must be at most experts ({self.experts}), got {self.experts_per_token}")
+
+    def _check_counts(self) -> None:
+        for name in ("hidden", "heads", "experts_per_token"):
+            _whole(name, getattr(self, name), minimum=1)
+        for name in ("kv_heads", "head_dim", "ffn", "vocab", "max_positions"):
+            if getattr(self, name) is not None:
+                _whole(name, getattr(self, name), minimum=1)
+        for name in ("experts", "shared_experts"):
+            _whole(name, getattr(self, name), minimum=0)
 
     @property
     def kv(self) -> int:

@@ -209,3 +209,19 @@ def test_a_whole_model_is_its_layers_the_shared_rows_once_and_the_output() -> No
     assert layers.model_saved_bytes(_LLAMA_8B, **run) == 32 * 2 * s * h + (4 * h + 4 * v) * s  # type: ignore[arg-type]
     hf = layers.model_saved_bytes(_LLAMA_8B, **run, implementation="transformers", output=False)  # type: ignore[arg-type]
     assert hf == 32 * 2 * s * h + 2 * 2 * s * d
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [({"heads": 0}, "heads"), ({"kv_heads": 3}, "kv_heads"), ({"mlp": "swiglu"}, "mlp"), ({"hidden": 30}, "heads"),
+     ({"attention_dropout": 1.5}, "attention_dropout"), ({"experts": 2, "experts_per_token": 3}, "experts_per_token"),
+     ({"ffn": 2.5}, "ffn")],
+)  # fmt: skip
+def test_an_architecture_that_cannot_exist_is_refused(changes: dict[str, object], field: str) -> None:
+    """Built directly, an Architecture checks itself, naming the field."""
+    import dataclasses
+
+    from mlsysim_nb.errors import FieldError
+
+    with pytest.raises(FieldError, match=rf"Architecture\.{field}: "):
+        dataclasses.replace(layers.Architecture(hidden=64, heads=8), **changes)  # type: ignore[arg-type]
