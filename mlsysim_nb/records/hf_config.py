@@ -76,7 +76,7 @@ def _gpt2(c: dict[str, Any]) -> dict[str, Any]:
         raise FieldError(_OWNER, "embd_pdrop", f"must equal resid_pdrop (one hidden dropout), got {shown}")
     return {
         "layers": c.get("n_layer", 12), "hidden_dim": hidden, "heads": c.get("n_head", 12),
-        "context_length": c.get("n_positions", 1024), "ffn_dim": c.get("n_inner") or 4 * hidden,
+        "context_length": c.get("n_positions", 1024), "ffn_dim": c.get("n_inner"),
         "activation": c.get("activation_function", "gelu_new"), "attention_dropout": c.get("attn_pdrop", 0.1),
         "hidden_dropout": c.get("resid_pdrop", 0.1), "vocab_size": c.get("vocab_size", 50257),
         "tied_embeddings": c.get("tie_word_embeddings", True),
