@@ -21,11 +21,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mlsysim_nb.layers.architecture import Architecture
+from mlsysim_nb.layers.megatron import megatron_layer
+from mlsysim_nb.layers.rows import Saved, element_bytes
+
 __all__ = [
     "GPT_LAYER",
     "SavedTensor",
     "ffn_bytes",
     "ffn_free_bytes",
+    "paper_rows",
     "per_token_bytes",
     "projection_tensors",
     "replicated_bytes",
@@ -58,22 +63,39 @@ class SavedTensor:
         return self.bytes * ffn_multiple if self.term == "fh" else self.bytes
 
 
-GPT_LAYER: tuple[SavedTensor, ...] = (
-    SavedTensor("ln1_input", "LayerNorm 1 input", "layer norms", "h", 2, split_by_tp=False),
-    SavedTensor("qkv_input", "QKV input", "attention", "h", 2, split_by_tp=False),
-    SavedTensor("qk", "Q and K for QKᵀ", "attention", "h", 4, split_by_tp=True, projection=2),
-    SavedTensor("softmax_output", "softmax output", "attention", "scores", 2, split_by_tp=True),
-    SavedTensor("softmax_dropout_mask", "softmax dropout mask", "attention", "scores", 1, split_by_tp=True),
-    SavedTensor("softmax_dropout_output", "softmax dropout output", "attention", "scores", 2, split_by_tp=True),
-    SavedTensor("v", "V", "attention", "h", 2, split_by_tp=True, projection=1),
-    SavedTensor("projection_input", "output projection input", "attention", "h", 2, split_by_tp=True, projection=1),
-    SavedTensor("attention_dropout_mask", "attention dropout mask", "attention", "h", 1, split_by_tp=False),
-    SavedTensor("ln2_input", "LayerNorm 2 input", "layer norms", "h", 2, split_by_tp=False),
-    SavedTensor("mlp_input", "MLP input", "MLP", "h", 2, split_by_tp=False),
-    SavedTensor("gelu_input", "GeLU input", "MLP", "fh", 2, split_by_tp=True),
-    SavedTensor("gelu_output", "GeLU output", "MLP", "fh", 2, split_by_tp=True),
-    SavedTensor("mlp_dropout_mask", "MLP dropout mask", "MLP", "h", 1, split_by_tp=False),
-)
+#: The legacy rows' merged labels: the paper counts Q and K as one 4sbh item.
+_MERGED_LABELS = {"qk": "Q and K for QKᵀ"}
+#: The hidden-width inputs of the attention's products, which the illustrative line item counts.
+_PROJECTION_KEYS = ("q", "k", "v", "projection_input")
+
+
+def _term(row: Saved) -> str:
+    if row.shape.count("s") == 2:
+        return "scores"
+    return "fh" if "f" in row.shape else "h"
+
+
+def paper_rows(rows: tuple[Saved, ...]) -> tuple[SavedTensor, ...]:
+    """The paper's items (bytes per element of ``sbh``, ``f·sbh`` or ``as²b`` at 16 bits) of a GPT-shaped layer.
+
+    Rows naming the same paper item (Q and K) merge into one; a row's bytes per element at 16 bits is its
+    element width (2 for a value, 1 for a mask) times the tensors it stands for.
+    """
+    merged: dict[str, SavedTensor] = {}
+    for row in rows:
+        key = row.paper or row.key
+        width = element_bytes(row.width, 2) * row.count
+        projection = int(row.key in _PROJECTION_KEYS)
+        if key in merged:
+            old = merged[key]
+            width, projection = old.bytes + width, old.projection + projection
+        label = _MERGED_LABELS.get(key, row.label)
+        merged[key] = SavedTensor(key, label, row.block, _term(row), width, row.split == "tp", projection)
+    return tuple(merged.values())
+
+
+#: Korthikanti's GPT layer (LayerNorm, 4h GeLU MLP, dropout, explicit softmax), from the paper's accounting.
+GPT_LAYER: tuple[SavedTensor, ...] = paper_rows(megatron_layer(Architecture(hidden=1, heads=1), "eager"))
 
 
 def ffn_free_bytes(layer: tuple[SavedTensor, ...] = GPT_LAYER) -> int:

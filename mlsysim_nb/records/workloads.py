@@ -8,11 +8,13 @@ from typing import Any
 import numpy as np
 
 from mlsysim_nb.errors import FieldError
+from mlsysim_nb.layers.architecture import Architecture
 from mlsysim_nb.model.fields import check_count
+from mlsysim_nb.records.architecture_checks import ARCHITECTURE_DEFAULTS, check_architecture
 from mlsysim_nb.render.display import RichRepr
 from mlsysim_nb.units import Q_, ureg
 
-__all__ = ["Workload", "Workloads", "check_workload", "workload_rows"]
+__all__ = ["ARCHITECTURE_LABELS", "SHAPE_FIELDS", "Workload", "Workloads", "check_workload", "workload_rows"]
 
 #: A quadrillion parameters: three orders of magnitude beyond the largest models trained.
 MAX_PARAMETERS = 10**15
@@ -23,6 +25,27 @@ _SHAPE_LIMITS = {
     "heads": 2**16,
     "kv_heads": 2**16,
     "context_length": 2**24,
+}
+#: The transformer's shape, in the order tables and reprs show it.
+SHAPE_FIELDS = tuple(_SHAPE_LIMITS)
+#: What each architecture field means, for a derivation's inputs table.
+ARCHITECTURE_LABELS = {
+    "head_dim": "head dimension",
+    "ffn_dim": "MLP width (units)",
+    "mlp": "MLP kind",
+    "activation": "MLP activation",
+    "norm": "normalisation",
+    "attention_dropout": "attention dropout probability",
+    "hidden_dropout": "hidden dropout probability",
+    "vocab_size": "vocabulary size",
+    "tied_embeddings": "output layer tied to the embeddings",
+    "experts": "routed experts",
+    "experts_per_token": "experts per token",
+    "shared_experts": "shared experts",
+    "bias": "linear biases",
+    "positions": "position encoding",
+    "model_type": "Hugging Face model type",
+    "active_parameters": "parameters one token uses",
 }
 
 
@@ -41,7 +64,22 @@ class Workload(RichRepr):
         CNN such as ResNet-50 is a workload too.
     kv_heads
         Key/value heads under grouped-query attention (at most ``heads``, and dividing it).
-        ``heads`` must divide ``hidden_dim``.
+        ``heads`` must divide ``hidden_dim`` unless ``head_dim`` is given.
+    head_dim, ffn_dim, mlp, activation, norm, attention_dropout, hidden_dropout
+        One decoder layer's architecture, which the layer table (:mod:`mlsysim_nb.layers`) reads: the head
+        dimension where it is not h/a, the MLP's width in units (4h unless given), ``"plain"`` or
+        ``"gated"`` (SwiGLU), its activation (``"gelu"``, ``"gelu_new"``, ``"silu"``), ``"layernorm"`` or
+        ``"rmsnorm"``, and the dropout probabilities (of the attention scores; after attention and MLP).
+    vocab_size, tied_embeddings, positions, bias
+        The vocabulary, whether the output layer shares the token embeddings, ``"learned"`` or
+        ``"rotary"`` positions, and which linear layers have biases (``"all"``, ``"qkv"``, ``"none"``).
+    experts, experts_per_token, shared_experts
+        A mixture of experts: routed experts, how many each token uses, experts every token uses.
+    model_type
+        The Hugging Face family (``"gpt2"``, ``"llama"``, ``"mistral"``, ``"qwen2"``, ``"mixtral"``) whose
+        modules the ``"transformers"`` accounting follows.
+    active_parameters
+        Parameters one token uses (an MoE's k of E experts); ``parameters`` unless given.
     source
         Where the numbers come from.
 
@@ -56,6 +94,22 @@ class Workload(RichRepr):
     heads: int | None = None
     kv_heads: int | None = None
     context_length: int | None = None
+    head_dim: int | None = None
+    ffn_dim: int | None = None
+    mlp: str = "plain"
+    activation: str = "gelu"
+    norm: str = "layernorm"
+    attention_dropout: float = 0.1
+    hidden_dropout: float = 0.1
+    vocab_size: int | None = None
+    tied_embeddings: bool = True
+    experts: int | None = None
+    experts_per_token: int | None = None
+    shared_experts: int = 0
+    bias: str = "all"
+    positions: str = "learned"
+    model_type: str | None = None
+    active_parameters: Any = None
     source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -73,7 +127,16 @@ class Workload(RichRepr):
         for name, limit in _SHAPE_LIMITS.items():
             value = check_count(owner, name, getattr(self, name), optional=True, maximum=limit)
             object.__setattr__(self, name, value)
+        for name, value in check_architecture(owner, {k: getattr(self, k) for k in ARCHITECTURE_DEFAULTS}).items():
+            object.__setattr__(self, name, value)
         self._check_layout(owner)
+        active = self.parameters if self.active_parameters is None else self.active_parameters
+        active = check_count(owner, "active_parameters", active, maximum=MAX_PARAMETERS)
+        active = int(getattr(active, "magnitude", active))
+        if active > self.parameters.magnitude:
+            msg = f"must be at most parameters ({self.parameters.magnitude:,}), got {active:,}"
+            raise FieldError(owner, "active_parameters", msg)
+        object.__setattr__(self, "active_parameters", Q_(active, "count"))
 
     def _check_layout(self, owner: str) -> None:
         """Attention layouts that can exist: heads split the width evenly, key/value heads share the heads evenly."""
@@ -88,14 +151,66 @@ class Workload(RichRepr):
                     f"got {kv_heads:,}"
                 )
                 raise FieldError(owner, "kv_heads", msg)
-        if heads is not None and hidden is not None and hidden % heads:
+        if self.head_dim is not None and heads is None:
+            raise FieldError(owner, "head_dim", "needs heads to be given as well")
+        if heads is not None and hidden is not None and self.head_dim is None and hidden % heads:
             msg = f"must divide hidden_dim ({hidden:,}) evenly, so that every head has the same width; got {heads:,}"
             raise FieldError(owner, "heads", msg)
 
+    @property
+    def reference_style(self) -> bool:
+        """True when no architecture field is given: the layer is Korthikanti's, as the reference counts it."""
+        return all(getattr(self, k) == v for k, v in ARCHITECTURE_DEFAULTS.items())
+
+    def architecture(self, *, reference: bool = False) -> Architecture:
+        """The layer table's view of this model (:class:`mlsysim_nb.layers.Architecture`).
+
+        ``reference=True`` counts the layer as the reference implementation does, with multi-head attention
+        (``kv_heads`` then counts for the KV cache and tensor parallelism only); give
+        ``reference=workload.reference_style`` to keep the reference's figures for its own workloads.
+
+        >>> Workloads.GPT2_XL.architecture().f  # a 4h MLP, GPT-style
+        6400
+        >>> Workloads.LLAMA3_8B.architecture().kv, Workloads.LLAMA3_8B.architecture(reference=True).kv
+        (8, 32)
+        """
+        for name in ("hidden_dim", "heads"):
+            if getattr(self, name) is None:
+                raise FieldError("Workload", name, "is needed for the layer's architecture; give it")
+        assert self.hidden_dim is not None  # noqa: S101 - checked just above
+        assert self.heads is not None  # noqa: S101 - checked just above
+        return Architecture(
+            hidden=self.hidden_dim, heads=self.heads, kv_heads=None if reference else self.kv_heads,
+            head_dim=self.head_dim, ffn=self.ffn_dim, mlp=self.mlp, activation=self.activation, norm=self.norm,
+            attention_dropout=self.attention_dropout, hidden_dropout=self.hidden_dropout, vocab=self.vocab_size,
+            tied=self.tied_embeddings, experts=self.experts or 0, experts_per_token=self.experts_per_token or 1,
+            shared_experts=self.shared_experts, bias=self.bias, positions=self.positions,
+            max_positions=self.context_length, model_type=self.model_type,
+        )  # fmt: skip
+
+    @classmethod
+    def from_hf_config(cls, config: Any, *, name: str | None = None, source: str = "") -> Workload:
+        """A workload from a Hugging Face ``config.json`` (a path) or the dict ``config.to_dict()`` gives.
+
+        Reads the GPT-2, Llama, Mistral, Qwen2 and Mixtral families and refuses any other family, or an
+        option that changes what the layers keep or hold, by name. ``parameters`` is then the exact count
+        and ``active_parameters`` what one token uses; see :func:`mlsysim_nb.records.hf_config.read_hf_config`.
+        """
+        from mlsysim_nb.records.hf_config import read_hf_config
+
+        return cls(**read_hf_config(config, name=name, source=source))
+
+    def _shown(self) -> list[tuple[str, Any]]:
+        """The fields a table or repr shows: the shape, then each architecture field that is not the default."""
+        shown = [(k, getattr(self, k)) for k in SHAPE_FIELDS]
+        shown += [(k, getattr(self, k)) for k, v in ARCHITECTURE_DEFAULTS.items() if getattr(self, k) != v]
+        if self.active_parameters != self.parameters:
+            shown.append(("active_parameters", int(self.active_parameters.magnitude)))
+        return shown
+
     def _markdown_rows(self) -> tuple[list[str], list[list[str]]]:
-        fields = ("layers", "hidden_dim", "heads", "kv_heads", "context_length")
         rows = [["name", self.name], ["parameters", f"{self.parameters.magnitude:,.0f}"]]
-        rows += [[k, str(getattr(self, k))] for k in fields]
+        rows += [[k, str(v)] for k, v in self._shown()]
         return ["field", "value"], rows
 
     def _repr_html_(self) -> str:
@@ -105,11 +220,7 @@ class Workload(RichRepr):
 
     def __repr__(self) -> str:
         count = self.parameters.to("count").magnitude
-        shape = ", ".join(
-            f"{k}={getattr(self, k)}"
-            for k in ("layers", "hidden_dim", "heads", "kv_heads", "context_length")
-            if getattr(self, k) is not None
-        )
+        shape = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in self._shown() if v is not None)
         return f"Workload({self.name!r}, parameters={count:.4g}" + (f", {shape})" if shape else ")")
 
 
@@ -175,6 +286,24 @@ class Workloads:
         source="A round-number model for adapter arithmetic; no attention heads given",
     )
 
+    @staticmethod
+    def configuration(key: str) -> Workload:
+        """A real model from its shipped ``config.json`` (exact parameters; see :mod:`mlsysim_nb.records.models`).
+
+        >>> Workloads.configuration("llama-3.1-8b").parameters
+        <Quantity(8030261248, 'count')>
+        """
+        from mlsysim_nb.records.models import configuration
+
+        return configuration(key)
+
+    @staticmethod
+    def configurations() -> dict[str, Workload]:
+        """Every shipped configuration by key: GPT-2 XL, Llama 2 and 3.1, Mistral, Mixtral, Qwen2.5."""
+        from mlsysim_nb.records.models import configuration, configuration_keys
+
+        return {key: configuration(key) for key in configuration_keys()}
+
     @classmethod
     def all(cls) -> dict[str, Workload]:
         """Every catalog workload by its attribute name."""
@@ -198,8 +327,8 @@ def workload_rows(workload: Workload) -> list[tuple[str, str, str]]:
 
     rows = [("workload", "model", workload.name)]
     rows.append(("workload.parameters", "model parameters", format_magnitude("", workload.parameters.magnitude)))
-    for attr in ("layers", "hidden_dim", "heads", "kv_heads", "context_length"):
-        value = getattr(workload, attr)
+    for attr, value in workload._shown():  # noqa: SLF001 - the module's own record
         if value is not None:
-            rows.append((f"workload.{attr}", QUANTITIES[attr].label, str(value)))
+            label = QUANTITIES[attr].label if attr in QUANTITIES else ARCHITECTURE_LABELS[attr]
+            rows.append((f"workload.{attr}", label, str(value)))
     return rows

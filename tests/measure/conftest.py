@@ -1,11 +1,12 @@
-"""Fixtures for the measurement lab: PyTorch from the ``measure`` extra.
+"""Fixtures for the measurement lab: PyTorch and transformers from the ``measure`` extra.
 
-Outside CI a missing PyTorch skips the tests that run it; in CI (``CI=true``)
-it fails them, so a broken install cannot pass silently.
+Outside CI a missing package skips the tests that run it; in CI (``CI=true``) it fails them, so a broken
+install cannot pass silently.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from typing import Any
 
@@ -14,13 +15,27 @@ import pytest
 from mlsysim_nb.measure import INSTALL_HINT, torch_available
 
 
+def _missing(what: str) -> None:
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"measure test cannot run in CI: {what} is missing. {INSTALL_HINT}")
+    pytest.skip(f"{what} is missing. {INSTALL_HINT}")
+
+
 @pytest.fixture(scope="session")
 def torch() -> Any:
     """The torch module, or a skip (locally) / failure (CI) naming the missing extra."""
     if not torch_available():
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(f"measure test cannot run in CI: {INSTALL_HINT}")
-        pytest.skip(INSTALL_HINT)
+        _missing("PyTorch")
     import torch as module
+
+    return module
+
+
+@pytest.fixture(scope="session")
+def transformers(torch: Any) -> Any:
+    """The transformers module (with torch), or a skip (locally) / failure (CI) naming the missing extra."""
+    if importlib.util.find_spec("transformers") is None:
+        _missing("transformers")
+    import transformers as module
 
     return module

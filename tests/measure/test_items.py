@@ -99,13 +99,20 @@ def test_without_torch_the_error_says_how_to_install(monkeypatch):
     monkeypatch.setattr(torch_extra, "torch_available", lambda: False)
     with pytest.raises(ImportError, match=r"mlsysim_nb\[measure\]"):
         torch_extra.require_torch()
+    with pytest.raises(ImportError, match=r"mlsysim_nb\[measure\]"):
+        torch_extra.require_transformers()
 
 
 @pytest.mark.parametrize(
-    ("module", "absent"), [("mlsysim_nb", ("torch", "mlsysim_nb.measure")), ("mlsysim_nb.measure", ("torch",))]
+    ("module", "absent"),
+    [
+        ("mlsysim_nb", ("torch", "transformers", "mlsysim_nb.measure")),
+        ("mlsysim_nb.measure", ("torch", "transformers")),
+        ("mlsysim_nb.layers", ("torch", "transformers")),
+    ],
 )
 def test_importing_does_not_import_torch(module, absent):
-    """`import mlsysim_nb` loads neither torch nor the lab; `import mlsysim_nb.measure` does not load torch."""
+    """`import mlsysim_nb` loads neither torch, transformers nor the lab; the lab and the layer table load neither."""
     code = f"import sys, {module}; print(sorted(m for m in {absent!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -60,3 +60,168 @@ def test_no_layer_coefficient_is_typed_in_a_formula() -> None:
                 found.setdefault(literal, set()).add(name)
     assert set(found) <= {"1", "2", "6", "8"}
     assert found.get("8", set()) <= {"checkpointed_training_flops", "tensor_parallel_traffic_per_layer"}
+
+
+# The general table: hand-worked cases of the paper's accounting and of transformers' (measured once, by hand,
+# with saved-tensor hooks over transformers 5.24's LlamaDecoderLayer and GPT2Block; tests/measure re-measures).
+
+_LLAMA_8B = layers.Architecture(
+    hidden=4096, heads=32, kv_heads=8, ffn=14336, mlp="gated", activation="silu", norm="rmsnorm",
+    attention_dropout=0, hidden_dropout=0, vocab=128256, tied=False, positions="rotary", bias="none",
+    model_type="llama",
+)  # fmt: skip
+_SMALL_LLAMA = layers.Architecture(
+    hidden=64, heads=4, kv_heads=2, ffn=96, mlp="gated", activation="silu", norm="rmsnorm",
+    attention_dropout=0, hidden_dropout=0, positions="rotary", bias="none", model_type="llama",
+)  # fmt: skip
+
+
+def _bytes(arch: layers.Architecture, s: int = 1024, b: int = 2, **kw: object) -> float:
+    return layers.layer_saved_bytes(arch, seq_len=s, micro_batch=b, dtype_bytes=kw.pop("dtype_bytes", 2), **kw)  # type: ignore[arg-type]
+
+
+def test_megatron_gpt_layer_is_34_sbh_plus_5_as2b() -> None:
+    """GPT-2 XL's shape at 16 bits: sbh(34 + 5as/h), the paper's Sec. 4.1 sum, from the general rows."""
+    s, b, h, a = 1024, 2, 1600, 25
+    assert _bytes(layers.Architecture(hidden=h, heads=a), s, b) == s * b * h * 34 + 5 * a * s * s * b
+
+
+def test_megatron_llama_fused_layer_by_hand() -> None:
+    """Llama 3.1 8B, fused attention, 16 bits, per token: 139392 bytes.
+
+    2h x 6 (norms, QKV and MLP inputs, Q, projection input), K and V 2 x 2 x 1024, the log-sum-exp 4a,
+    three 2f-wide MLP tensors: 53248 + 128 + 86016 = 139392.
+    """
+    assert _bytes(_LLAMA_8B, 8192, 1, attention="fused") == 8192 * 139_392
+
+
+def test_no_dropout_drops_the_masks_and_the_dropout_output() -> None:
+    """Without dropout a GPT layer keeps 34 - 2 = 32 bytes per sbh (two 1-byte masks) and 5 - 3 = 2 per as²b."""
+    s, b, h, a = 256, 2, 512, 8
+    arch = layers.Architecture(hidden=h, heads=a, attention_dropout=0, hidden_dropout=0)
+    assert _bytes(arch, s, b) == 32 * s * b * h + 2 * a * s * s * b
+
+
+def test_tensor_and_sequence_parallelism_split_what_the_table_says() -> None:
+    """T = 8: sbh(10 + 24/8 + 5as/(8h)) without SP (Table 2), sbh(34 + 5as/h)/8 with it."""
+    s, b, h, a, t = 2048, 1, 12288, 96, 8
+    gpt3 = layers.Architecture(hidden=h, heads=a)
+    assert _bytes(gpt3, s, b, tensor_parallel=t) == s * b * h * (10 + 24 / t) + 5 * a * s * s * b / t
+    assert _bytes(gpt3, s, b, tensor_parallel=t, sequence_parallel=True) == (34 * s * b * h + 5 * a * s * s * b) / t
+
+
+def test_strategies_keep_what_korthikanti_keeps() -> None:
+    """Selective drops the 5as²b; full keeps the layer input, 2sbh."""
+    s, b, h, a = 2048, 1, 12288, 96
+    gpt3 = layers.Architecture(hidden=h, heads=a)
+    assert _bytes(gpt3, s, b, strategy="selective") == 34 * s * b * h
+    assert _bytes(gpt3, s, b, strategy="full") == 2 * s * b * h
+
+
+def test_the_output_layer_by_hand() -> None:
+    """Llama 3.1 8B at s = 8192: final norm and output-layer inputs 2h each, FP32 logits 4v, per token."""
+    out = layers.output_saved_bytes(_LLAMA_8B, seq_len=8192, micro_batch=1, dtype_bytes=2)
+    assert out == 8192 * (4 * 4096 + 4 * 128_256)
+    assert out > 32 * _bytes(_LLAMA_8B, 8192, 1, attention="fused", strategy="full")  # the logits outweigh the layers
+
+
+@pytest.mark.parametrize(
+    ("attention", "dtype_bytes", "dropout", "measured"),
+    [("eager", 2, 0.0, 94_368), ("fused", 2, 0.0, 79_968), ("fused", 4, 0.1, 170_016)],
+)
+def test_transformers_llama_layer_by_hand(attention: str, dtype_bytes: int, dropout: float, measured: int) -> None:
+    """s=12, b=3, h=64, a=4, kv=2, f=96 on the CPU: the bytes transformers' LlamaDecoderLayer was measured to keep."""
+    import dataclasses
+
+    arch = dataclasses.replace(_SMALL_LLAMA, attention_dropout=dropout)
+    got = _bytes(arch, 12, 3, attention=attention, dtype_bytes=dtype_bytes, implementation="transformers",
+                 device="cpu", per_model=True)  # fmt: skip
+    assert got == measured
+
+
+def test_every_transformers_row_that_differs_says_why() -> None:
+    """A transformers row the paper does not have, or keeps at another width, carries a note."""
+    paper = {r.key: r for r in layers.layer_rows(_LLAMA_8B, "megatron", "eager")}
+    for row in layers.layer_rows(_LLAMA_8B, "transformers", "eager"):
+        same = row.key in paper and (paper[row.key].width, paper[row.key].shape) == (row.width, row.shape)
+        assert same or row.note, row.key
+
+
+def test_moe_rows_grow_with_experts_per_token() -> None:
+    """Mixtral-shaped MLP: the experts' rows hold s·b·k tokens; doubling k doubles them."""
+    import dataclasses
+
+    moe = dataclasses.replace(_LLAMA_8B, experts=8, experts_per_token=1)
+    one, two = _bytes(moe, 1024, 1, attention="fused"), _bytes(dataclasses.replace(moe, experts_per_token=2), 1024, 1,
+                                                                  attention="fused")  # fmt: skip
+    per_token_expert = 2 * 4096 + 3 * 2 * 14336 + 2 * 4096 + 4  # dispatched, three wide, output, FP32 weight
+    assert two - one == 1024 * per_token_expert
+
+
+def test_bad_choices_name_the_argument() -> None:
+    """A misspelt implementation, attention or strategy is refused by name."""
+    from mlsysim_nb.errors import FieldError
+
+    with pytest.raises(FieldError, match="implementation"):
+        layers.layer_rows(_LLAMA_8B, "megatronn")
+    with pytest.raises(FieldError, match="attention"):
+        layers.layer_rows(_LLAMA_8B, attention="flash")
+    with pytest.raises(FieldError, match="strategy"):
+        _bytes(_LLAMA_8B, strategy="some")
+
+
+def test_parameter_counts_by_hand() -> None:
+    """Llama 3.1 8B's exact count from the weight rows (config.json's shape; meta-device check in tests/measure)."""
+    assert layers.parameter_count(_LLAMA_8B, 32) == 8_030_261_248
+
+
+def test_the_table_reproduces_every_catalog_activation_scenario() -> None:
+    """Each named ActivationMemoryScenario's per-layer figure, under every strategy, from the table (to 1e-9).
+
+    The reference counts its own workloads' layers as Korthikanti's (multi-head, even where kv_heads is given)
+    and scales the paper's 16-bit bytes to the precision: ``architecture(reference=reference_style)`` and
+    ``reference_scaling=True`` say so.
+    """
+    from mlsysim_nb import Scenarios
+
+    found = 0
+    for name in dir(Scenarios):
+        s = getattr(Scenarios, name)
+        if name.startswith("_") or type(s).__name__ != "ActivationMemoryScenario":
+            continue
+        w, found = s.workload, found + 1
+        arch = w.architecture(reference=w.reference_style)
+        for strategy in layers.STRATEGIES:
+            table = layers.layer_saved_bytes(arch, seq_len=s.seq_len or w.context_length, micro_batch=s.micro_batch,
+                                             dtype_bytes=s.precision_bytes, strategy=strategy,
+                                             reference_scaling=True)  # fmt: skip
+            assert table == pytest.approx(float(s.activations(strategy).m_as("byte")) / w.layers, rel=1e-9)
+    assert found >= 5
+
+
+def test_a_whole_model_is_its_layers_the_shared_rows_once_and_the_output() -> None:
+    """Llama 3.1 8B, s = 8192, full recomputation: 32 x 2sbh, plus (2h + 2h + 4v)s for the output.
+
+    In transformers' accounting the rotary tables (2 x 2sd) come once, not once per layer.
+    """
+    s, h, v, d = 8192, 4096, 128_256, 128
+    run = {"layers": 32, "seq_len": s, "micro_batch": 1, "dtype_bytes": 2, "strategy": "full", "attention": "fused"}
+    assert layers.model_saved_bytes(_LLAMA_8B, **run) == 32 * 2 * s * h + (4 * h + 4 * v) * s  # type: ignore[arg-type]
+    hf = layers.model_saved_bytes(_LLAMA_8B, **run, implementation="transformers", output=False)  # type: ignore[arg-type]
+    assert hf == 32 * 2 * s * h + 2 * 2 * s * d
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [({"heads": 0}, "heads"), ({"kv_heads": 3}, "kv_heads"), ({"mlp": "swiglu"}, "mlp"), ({"hidden": 30}, "heads"),
+     ({"attention_dropout": 1.5}, "attention_dropout"), ({"experts": 2, "experts_per_token": 3}, "experts_per_token"),
+     ({"ffn": 2.5}, "ffn")],
+)  # fmt: skip
+def test_an_architecture_that_cannot_exist_is_refused(changes: dict[str, object], field: str) -> None:
+    """Built directly, an Architecture checks itself, naming the field."""
+    import dataclasses
+
+    from mlsysim_nb.errors import FieldError
+
+    with pytest.raises(FieldError, match=rf"Architecture\.{field}: "):
+        dataclasses.replace(layers.Architecture(hidden=64, heads=8), **changes)  # type: ignore[arg-type]

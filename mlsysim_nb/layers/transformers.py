@@ -1,0 +1,231 @@
+"""The framework's accounting: what Hugging Face transformers' own modules keep for backward (version 5.x).
+
+Read from the modules' source (``transformers/models/{gpt2,llama,mistral,qwen2,mixtral}/modeling_*.py``,
+``loss/loss_utils.py``) and measured with saved-tensor hooks (:mod:`mlsysim_nb.measure.hf`). Two module
+families: GPT-2's (``GPT2Block``: LayerNorm, GeLU MLP, dropout) and Llama's (``LlamaDecoderLayer`` and
+Mistral's, Qwen2's and Mixtral's, which share its attention, RMSNorm and rotary code). Each row that
+differs from the paper's accounting (:mod:`mlsysim_nb.layers.megatron`) says why in its ``note``.
+
+The rows assume training with ``use_cache=False``. With the configurations' default ``use_cache=True`` a
+``*ForCausalLM`` also builds a key/value cache while training: Llama's layers then keep the cache's copies of
+K and V instead of their own (the same bytes), but GPT-2's attention keeps its Q as a view of the fused QKV
+output, which then stays whole beside the cache's K and V copies: 2sbh more per GPT-2 layer (measured).
+"""
+
+from __future__ import annotations
+
+from mlsysim_nb.layers.architecture import Architecture
+from mlsysim_nb.layers.rows import Saved
+
+__all__ = ["FAMILIES", "family", "transformers_layer", "transformers_output"]
+
+#: The Hugging Face model types whose modules this accounting follows, by module family.
+FAMILIES = {"gpt2": "gpt2", "llama": "llama", "mistral": "llama", "qwen2": "llama", "mixtral": "llama"}
+
+_T = ("s", "b")
+_H = ("s", "b", "h")
+_HEADS = ("s", "b", "a", "d")
+_SCORES = ("b", "a", "s", "s")
+
+_LN_STATS = "LayerNorm keeps its mean and 1/std per token, in the activation dtype"
+_RMS_FP32 = "RMSNorm computes in FP32: it keeps an FP32 copy of its input (in FP32, the input itself), not the input"
+_RMS_RSQRT = "RMSNorm keeps 1/rms per token in FP32"
+_RMS_NORMALIZED = (
+    "RMSNorm keeps its normalized input, cast back to the activation dtype, before the scale: the scale's "
+    "gradient reads it; the scaled output is a second tensor, the next projections' input"
+)
+_REPEAT = "eager attention repeats K and V to every query head (repeat_kv) before the products"
+_SOFTMAX_FP32 = "Llama's eager attention computes the softmax in FP32"
+_SOFTMAX_CAST = "the FP32 softmax cast back to the activation dtype, which the AV product keeps (no copy in FP32)"
+_ROTARY = (
+    "the rotary cos and sin tables the layer multiplies Q and K by (for one sequence, broadcast over the batch); "
+    "one pair per model, all layers read it"
+)
+_SILU_OUT = "the product keeps SiLU's output as well as the up projection's (a fused SwiGLU kernel recomputes it)"
+_GELU_NEW = "GPT-2's GeLU (gelu_new) is four elementwise ops, each keeping an f-wide tensor: x, x/2, tanh, 1 + tanh"
+_MATH = "DEVICE_EFFECTS['cpu sdpa math path']: with dropout, SDPA on the CPU runs its math path in FP32"
+
+
+def family(arch: Architecture) -> str:
+    """Which module family the framework runs for ``arch``: ``"gpt2"`` or ``"llama"``."""
+    if arch.model_type is not None:
+        if arch.model_type not in FAMILIES:
+            msg = f"model_type {arch.model_type!r} has no transformers accounting; known: {', '.join(FAMILIES)}"
+            raise ValueError(msg)
+        return FAMILIES[arch.model_type]
+    if arch.norm == "layernorm" and arch.mlp == "plain" and not arch.moe:
+        return "gpt2"
+    if arch.norm == "rmsnorm" and arch.mlp == "gated":
+        return "llama"
+    msg = f"a {arch.norm} layer with a {arch.mlp} MLP matches no transformers module family (GPT-2's, Llama's)"
+    raise ValueError(msg)
+
+
+def _norm(arch: Architecture, which: str, block: str = "layer norms") -> list[Saved]:
+    paper = {"1": "ln1_input", "2": "ln2_input"}.get(which)
+    if family(arch) == "gpt2":
+        return [
+            Saved(f"ln{which}_input", f"LayerNorm {which} input", block, _H, split="sp", paper=paper),
+            Saved(f"ln{which}_stats", f"LayerNorm {which} mean and 1/std", block, _T, count=2, split="sp",
+                  note=_LN_STATS),
+        ]  # fmt: skip
+    return [
+        Saved(f"ln{which}_input", f"RMSNorm {which} input (FP32)", block, _H, width="fp32", split="sp", paper=paper,
+              note=_RMS_FP32),
+        Saved(f"ln{which}_rsqrt", f"RMSNorm {which} 1/rms (FP32)", block, _T, width="fp32", split="sp",
+              note=_RMS_RSQRT),
+        Saved(f"ln{which}_normalized", f"RMSNorm {which} normalized input", block, _H, split="sp",
+              note=_RMS_NORMALIZED),
+    ]  # fmt: skip
+
+
+def _eager(arch: Architecture) -> list[Saved]:
+    llama = family(arch) == "llama"
+    repeat = _REPEAT if arch.kv != arch.heads else ""
+    rows = [
+        Saved("q", "Q for QKᵀ", "attention", _HEADS, paper="qk"),
+        Saved("k", "K for QKᵀ", "attention", _HEADS, paper="qk", note=repeat),
+        Saved("softmax_output", "softmax output" + (" (FP32)" if llama else ""), "attention", _SCORES,
+              width="fp32" if llama else "act", recompute="selective", paper="softmax_output",
+              note=_SOFTMAX_FP32 if llama else ""),
+    ]  # fmt: skip
+    if arch.attention_dropout > 0:
+        rows += [
+            Saved("softmax_dropout_mask", "softmax dropout mask", "attention", _SCORES, width="mask",
+                  recompute="selective", paper="softmax_dropout_mask"),
+            Saved("softmax_dropout_output", "softmax dropout output", "attention", _SCORES, recompute="selective",
+                  paper="softmax_dropout_output"),
+        ]  # fmt: skip
+    elif llama:
+        rows.append(Saved("softmax_cast", "softmax output in the activation dtype", "attention", _SCORES,
+                          recompute="selective", narrow_only=True, note=_SOFTMAX_CAST))  # fmt: skip
+    rows.append(Saved("v", "V", "attention", _HEADS, paper="v", note=repeat))
+    return rows
+
+
+def _fused(arch: Architecture, device: str) -> list[Saved]:
+    if arch.attention_dropout > 0 and device == "cpu":
+        return [
+            Saved("q", "Q (FP32)", "attention", _HEADS, width="fp32", paper="qk", note=_MATH),
+            Saved("k", "K (FP32, every head)", "attention", _HEADS, width="fp32", paper="qk", note=_MATH),
+            Saved("softmax_output", "softmax output (FP32)", "attention", _SCORES, width="fp32",
+                  recompute="selective", paper="softmax_output", note=_MATH),
+            Saved("softmax_dropout_mask", "softmax dropout mask (FP32)", "attention", _SCORES, width="fp32",
+                  recompute="selective", paper="softmax_dropout_mask", note=_MATH),
+            Saved("softmax_dropout_output", "softmax dropout output (FP32)", "attention", _SCORES, width="fp32",
+                  recompute="selective", paper="softmax_dropout_output", note=_MATH),
+            Saved("v", "V (FP32, every head)", "attention", _HEADS, width="fp32", paper="v", note=_MATH),
+        ]  # fmt: skip
+    return [
+        Saved("q", "Q", "attention", _HEADS, paper="qk"),
+        Saved("k", "K", "attention", ("s", "b", "kv", "d"), paper="qk"),
+        Saved("v", "V", "attention", ("s", "b", "kv", "d"), paper="v"),
+        Saved("lse", "log-sum-exp per row (FP32)", "attention", ("b", "a", "s"), width="fp32",
+              note="the fused kernel keeps one FP32 log-sum-exp per row and head instead of the s² scores"),
+    ]  # fmt: skip
+
+
+def _mlp_gpt2(arch: Architecture) -> list[Saved]:
+    wide = ("s", "b", "f")
+    if arch.activation == "gelu_new":
+        act = [Saved("gelu_terms", "GeLU's elementwise terms", "MLP", wide, count=4, paper="gelu_input",
+                     note=_GELU_NEW)]  # fmt: skip
+    else:
+        act = [Saved("gelu_input", "GeLU input", "MLP", wide, paper="gelu_input")]
+    return [
+        Saved("mlp_input", "MLP input", "MLP", _H, split="sp", paper="mlp_input"),
+        *act,
+        Saved("gelu_output", "GeLU output", "MLP", wide, paper="gelu_output"),
+    ]
+
+
+def _gated() -> list[Saved]:
+    wide = ("s", "b", "f")
+    return [
+        Saved("gate_output", "gate projection output (SiLU input)", "MLP", wide),
+        Saved("up_output", "up projection output", "MLP", wide),
+        Saved("silu_output", "SiLU output", "MLP", wide, note=_SILU_OUT),
+        Saved("product", "gated product (down projection input)", "MLP", wide),
+    ]
+
+
+def _experts(_: Architecture) -> list[Saved]:
+    routed = ("s", "b", "k")
+    gathered = (*routed, "h")
+    return [
+        Saved("router_probs", "router probabilities (FP32)", "router", ("s", "b", "E"), width="fp32", split="sp"),
+        Saved("router_indices", "top-k expert indices", "router", routed, width="int64", split="sp"),
+        Saved("router_norm", "sum of the top-k probabilities (FP32)", "router", _T, width="fp32", split="sp"),
+        Saved("router_weights", "top-k weights before normalising (FP32)", "router", routed, width="fp32",
+              split="sp"),
+        Saved("token_index", "tokens each expert takes (two int64 indices)", "experts", routed, width="int64",
+              count=2, split="sp"),
+        Saved("expert_input", "tokens gathered for the experts", "experts", gathered, split="sp"),
+        Saved("experts_gate_up", "gate and up projection outputs (one storage)", "experts", (*routed, "f"),
+              count=2),
+        Saved("experts_silu_output", "SiLU output", "experts", (*routed, "f"), note=_SILU_OUT),
+        Saved("experts_product", "gated product (down projection input)", "experts", (*routed, "f")),
+        Saved("routing_weights", "routing weight per routed token (FP32)", "experts", routed, width="fp32",
+              split="sp"),
+        Saved("expert_output", "experts' outputs", "experts", gathered, split="sp"),
+        Saved("expert_weighted", "weighted outputs added back (index_add_ source)", "experts", gathered,
+              split="sp"),
+    ]  # fmt: skip
+
+
+def transformers_layer(arch: Architecture, attention: str = "eager", device: str = "gpu") -> tuple[Saved, ...]:
+    """The rows one Hugging Face decoder layer saves, in forward order.
+
+    ``attention``: ``"eager"`` or ``"fused"`` (PyTorch's ``scaled_dot_product_attention``, transformers'
+    ``"sdpa"``); ``device``: ``"gpu"`` or ``"cpu"`` (see :data:`~mlsysim_nb.layers.rows.DEVICE_EFFECTS`).
+    """
+    fam = family(arch)
+    if fam == "llama" and arch.hidden_dropout > 0:
+        msg = "Llama-family modules have no hidden dropout: hidden_dropout must be 0 for the transformers accounting"
+        raise ValueError(msg)
+    rows = [*_norm(arch, "1")]
+    if fam == "gpt2":
+        rows.append(Saved("qkv_input", "QKV input", "attention", _H, split="sp", paper="qkv_input"))
+    else:
+        rows += [
+            Saved("qkv_input", "QKV input (the norm's output)", "attention", _H, split="sp", paper="qkv_input"),
+            Saved("rotary", "rotary cos and sin", "attention", ("s", "d"), count=2, split="none",
+                  per_model=True, note=_ROTARY),
+        ]  # fmt: skip
+    rows += _fused(arch, device) if attention == "fused" else _eager(arch)
+    rows.append(Saved("projection_input", "output projection input", "attention", _HEADS, paper="projection_input"))
+    if arch.hidden_dropout > 0:
+        rows.append(Saved("attention_dropout_mask", "attention dropout mask", "attention", _H, width="mask",
+                          split="sp", paper="attention_dropout_mask"))  # fmt: skip
+    rows += _norm(arch, "2")
+    if fam == "gpt2":
+        rows += _mlp_gpt2(arch)
+    else:
+        rows.append(Saved("mlp_input", "MLP input (the norm's output)", "MLP", _H, split="sp", paper="mlp_input"))
+        rows += _experts(arch) if arch.moe else _gated()
+    if arch.hidden_dropout > 0:
+        rows.append(Saved("mlp_dropout_mask", "MLP dropout mask", "MLP", _H, width="mask", split="sp",
+                          paper="mlp_dropout_mask"))  # fmt: skip
+    return tuple(rows)
+
+
+def transformers_output(arch: Architecture) -> tuple[Saved, ...]:
+    """What a ``*ForCausalLM`` (``GPT2LMHeadModel``) keeps outside its layers, with the loss (``labels=`` given)."""
+    rows = [Saved("token_ids", "token ids (embedding lookup)", "output", _T, width="int64", split="none")]
+    if family(arch) == "gpt2":
+        rows.append(Saved("position_ids", "position ids (one sequence's)", "output", ("s",), width="int64",
+                          split="none", note="learned positions look up one sequence's ids"))  # fmt: skip
+        if arch.hidden_dropout > 0:
+            rows.append(Saved("embedding_dropout_mask", "input embeddings' dropout mask", "output", _H, width="mask",
+                              split="sp"))  # fmt: skip
+    return (
+        *rows,
+        *_norm(arch, "_final", "output"),
+        Saved("output_projection_input", "output layer input (the norm's output)", "output", _H, split="sp"),
+        Saved("logits", "log-softmax of the logits (FP32)", "output", ("s", "b", "v"), width="fp32",
+              note="the loss upcasts the logits to FP32; its log-softmax keeps the FP32 result"),
+        Saved("targets", "shifted labels", "output", _T, width="int64", split="none",
+              note="the loss keeps its int64 targets"),
+        Saved("loss_weight", "the loss's total weight", "output", (), width="fp32", split="none",
+              note="one FP32 scalar"),
+    )  # fmt: skip

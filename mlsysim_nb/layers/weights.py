@@ -1,0 +1,81 @@
+"""The weights of a layer and of the embeddings and output layer, as rows: a model's exact parameter count.
+
+Shapes follow the Hugging Face modules (GPT-2's fused ``c_attn`` is Q, K and V side by side; Mixtral's experts
+are one ``gate_up_proj`` and one ``down_proj`` per expert), so the counts equal those of the real models
+instantiated on PyTorch's meta device (``tests/measure/test_configs.py``).
+"""
+
+from __future__ import annotations
+
+from mlsysim_nb.layers.architecture import Architecture
+from mlsysim_nb.layers.rows import Weight
+
+__all__ = ["layer_weights", "model_weights", "parameter_count"]
+
+
+def _norm(arch: Architecture, key: str, block: str) -> list[Weight]:
+    return [Weight(key, f"{key} scale" + (" and shift" if arch.norm == "layernorm" else ""), block, ("h",),
+                   count=2 if arch.norm == "layernorm" else 1)]  # fmt: skip
+
+
+def _attention(arch: Architecture) -> list[Weight]:
+    rows = [
+        Weight("wq", "Q projection", "attention", ("h", "a", "d")),
+        Weight("wk", "K projection", "attention", ("h", "kv", "d")),
+        Weight("wv", "V projection", "attention", ("h", "kv", "d")),
+        Weight("wo", "output projection", "attention", ("a", "d", "h")),
+    ]
+    if arch.bias in ("all", "qkv"):
+        rows += [
+            Weight("bq", "Q bias", "attention", ("a", "d")),
+            Weight("bkv", "K and V biases", "attention", ("kv", "d"), count=2),
+        ]
+    if arch.bias == "all":
+        rows.append(Weight("bo", "output projection bias", "attention", ("h",)))
+    return rows
+
+
+def _mlp(arch: Architecture, block: str, *, per_expert: bool = False, count: int = 1) -> list[Weight]:
+    ins = 2 if arch.mlp == "gated" else 1
+    rows = [
+        Weight(f"{block}_in", "gate and up projections" if ins == 2 else "up projection", block,
+               ("h", "f"), count=ins * count, per_expert=per_expert),
+        Weight(f"{block}_out", "down projection", block, ("f", "h"), count=count, per_expert=per_expert),
+    ]  # fmt: skip
+    if arch.bias == "all":
+        rows += [
+            Weight(f"{block}_in_bias", "up projection bias", block, ("f",), count=ins * count, per_expert=per_expert),
+            Weight(f"{block}_out_bias", "down projection bias", block, ("h",), count=count, per_expert=per_expert),
+        ]
+    return rows
+
+
+def layer_weights(arch: Architecture) -> tuple[Weight, ...]:
+    """The weights of one decoder layer."""
+    rows = [*_norm(arch, "norm1", "layer norms"), *_attention(arch), *_norm(arch, "norm2", "layer norms")]
+    if arch.moe:
+        rows.append(Weight("router", "router", "router", ("E", "h")))
+        rows += _mlp(arch, "experts", per_expert=True)
+        if arch.shared_experts:
+            rows += _mlp(arch, "shared", count=arch.shared_experts)
+    else:
+        rows += _mlp(arch, "MLP")
+    return tuple(rows)
+
+
+def model_weights(arch: Architecture) -> tuple[Weight, ...]:
+    """The weights outside the layers: token (and learned position) embeddings, final norm, output layer."""
+    rows = [Weight("embedding", "token embeddings", "embeddings", ("v", "h"))]
+    if arch.positions == "learned" and arch.max_positions:
+        rows.append(Weight("positions", "position embeddings", "embeddings", ("h",), count=arch.max_positions))
+    rows += _norm(arch, "final_norm", "output")
+    if not arch.tied:
+        rows.append(Weight("output", "output layer", "output", ("v", "h")))
+    return tuple(rows)
+
+
+def parameter_count(arch: Architecture, layers: int, *, active: bool = False) -> int:
+    """Exact parameters of a model of ``layers`` such layers; ``active``: those one token uses (MoE)."""
+    dims = arch.dims(1, 1)
+    per_layer = sum(w.parameters(dims, active=active) for w in layer_weights(arch))
+    return layers * per_layer + sum(w.parameters(dims, active=active) for w in model_weights(arch))

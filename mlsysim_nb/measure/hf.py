@@ -1,0 +1,237 @@
+"""Measure Hugging Face transformers' own decoder layers and attribute every saved byte to the layer table.
+
+``measure_hf_layer("llama", dtype="bfloat16", attention="sdpa")`` builds ``LlamaDecoderLayer`` (or
+``GPT2Block``, ``MistralDecoderLayer``, ``Qwen2DecoderLayer``, ``MixtralDecoderLayer``) from a small random
+configuration on the CPU, runs it forward under saved-tensor hooks (distinct storages, parameters excluded,
+each module marking the step it runs) and sets each saved byte against the row of the layer table's
+``"transformers"`` accounting it belongs to (:mod:`mlsysim_nb.measure.hf_sites`).
+``measure_hf_causal_lm()`` does the same for a two-layer ``LlamaForCausalLM`` with its loss. Nothing is
+downloaded: configurations are built in code and weights are random.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mlsysim_nb.errors import FieldError
+from mlsysim_nb.layers import Architecture, Dims, Line, layer_rows, lines, output_rows
+from mlsysim_nb.measure.hf_results import HFMeasurement, RowMeasurement
+from mlsysim_nb.measure.hf_sites import site
+from mlsysim_nb.measure.torch_extra import require_transformers
+from mlsysim_nb.model.fields import check_count
+from mlsysim_nb.records.workloads import Workload
+
+__all__ = ["CLASSES", "SIZES", "measure_hf_causal_lm", "measure_hf_layer"]
+
+_OWNER = "measure_hf_layer"
+#: The decoder layer class of each model type, in ``transformers.models.<type>.modeling_<type>``.
+CLASSES = {
+    "gpt2": "GPT2Block",
+    "llama": "LlamaDecoderLayer",
+    "mistral": "MistralDecoderLayer",
+    "qwen2": "Qwen2DecoderLayer",
+    "mixtral": "MixtralDecoderLayer",
+}
+#: The small configuration measured: h, a, kv heads, MLP width, vocabulary, experts (s and d = h/a must differ).
+SIZES = {"hidden": 64, "heads": 4, "kv_heads": 2, "ffn": 96, "vocab": 100, "experts": 4, "experts_per_token": 2}
+_DTYPES = {"bfloat16": 2, "float32": 4}
+_ATTENTION = {"eager": "eager", "sdpa": "fused"}
+_DROPOUT = 0.1
+_MODELS = {"llama": "LlamaForCausalLM", "gpt2": "GPT2LMHeadModel"}
+
+
+def _config(model_type: str, *, dropout: bool, layers: int, seq_len: int) -> Any:
+    import transformers
+
+    p = _DROPOUT if dropout else 0.0
+    z = SIZES
+    if model_type == "gpt2":
+        return transformers.GPT2Config(n_embd=z["hidden"], n_head=z["heads"], n_layer=layers, n_positions=seq_len,
+                                       vocab_size=z["vocab"], resid_pdrop=p, attn_pdrop=p, embd_pdrop=p,
+                                       bos_token_id=0, eos_token_id=0)  # fmt: skip
+    kw = {"hidden_size": z["hidden"], "intermediate_size": z["ffn"], "num_attention_heads": z["heads"],
+          "num_key_value_heads": z["kv_heads"], "num_hidden_layers": layers, "vocab_size": z["vocab"],
+          "attention_dropout": p, "max_position_embeddings": max(seq_len, 64)}  # fmt: skip
+    if model_type == "mixtral":
+        kw |= {"num_local_experts": z["experts"], "num_experts_per_tok": z["experts_per_token"]}
+    name = {"llama": "LlamaConfig", "mistral": "MistralConfig", "qwen2": "Qwen2Config", "mixtral": "MixtralConfig"}
+    return getattr(transformers, name[model_type])(**kw)
+
+
+def _check(model_type: str, dtype: str, attention: str, *, dropout: bool, seq_len: int, micro_batch: int) -> None:
+    for field, value, valid in (("model_type", model_type, tuple(CLASSES)), ("dtype", dtype, tuple(_DTYPES)),
+                                ("attention", attention, tuple(_ATTENTION))):  # fmt: skip
+        if not isinstance(value, str) or value not in valid:
+            raise FieldError(_OWNER, field, f"must be one of {', '.join(map(repr, valid))}, got {value!r}")
+    if not isinstance(dropout, bool):
+        raise FieldError(_OWNER, "dropout", f"must be True or False, got {dropout!r}")
+    check_count(_OWNER, "seq_len", seq_len, minimum=2, maximum=512)
+    check_count(_OWNER, "micro_batch", micro_batch, maximum=16)
+    if seq_len in (SIZES["hidden"] // SIZES["heads"], SIZES["hidden"], SIZES["ffn"]):
+        raise FieldError(
+            _OWNER, "seq_len", "must differ from d, h and f (16, 64, 96), so that shapes tell tensors apart"
+        )
+
+
+def _record(module: Any, run: Any) -> tuple[list[Any], set[int]]:
+    """Saved tensors of ``run()`` under hooks, each marked with the module that was running."""
+    from mlsysim_nb.measure._saved import record
+
+    stack: list[str] = []
+    current: dict[str, Any] = {}
+    handles = []
+    for name, sub in module.named_modules():
+
+        def pre(_m: Any, _a: Any, name: str = name) -> None:
+            stack.append(name)
+            current["mark"](name)
+
+        def post(_m: Any, _a: Any, _o: Any) -> None:
+            stack.pop()
+            current["mark"](stack[-1] if stack else "")
+
+        handles += [sub.register_forward_pre_hook(pre), sub.register_forward_hook(post)]
+
+    def go(mark: Any) -> Any:
+        current["mark"] = mark
+        return run()
+
+    try:
+        _, saved = record(go)
+    finally:
+        for handle in handles:
+            handle.remove()
+    constants = {int(p.untyped_storage().data_ptr()) for p in (*module.parameters(), *module.buffers())}
+    return saved, constants
+
+
+def _attribute(saved: list[Any], constants: set[int], dims: Dims, keys: frozenset[str]) -> tuple[dict[str, int], int]:
+    """Bytes per row key (first claim of each byte wins), and all bytes of the distinct storages."""
+    from mlsysim_nb.measure._saved import Claims, storage_bytes
+
+    claims, storages, measured = Claims(), {}, dict.fromkeys(keys, 0)
+    measured["(unattributed)"] = 0
+    for s in saved:
+        if s.storage in constants:
+            continue
+        storages[s.storage] = storage_bytes(s.tensor)
+        key = site(s.step, s.op, s.slot, tuple(s.tensor.shape), dims=dims, keys=keys)
+        got = claims.claim(s)
+        measured[key if key in keys else "(unattributed)"] += got
+    total = sum(storages.values())
+    measured["(unattributed)"] += total - sum(measured.values())  # storage bytes no saved view covers
+    return measured, total
+
+
+def _result(label: str, workload: Workload, run_info: dict[str, Any], *, predicted: tuple[Line, ...],
+            paper: tuple[Line, ...], measured: dict[str, int], total: int) -> HFMeasurement:  # fmt: skip
+    by_key: dict[str, tuple[Any, float]] = {}
+    for line in predicted:
+        row, bytes_ = by_key.get(line.row.key, (line.row, 0.0))
+        by_key[line.row.key] = (row, bytes_ + line.bytes)
+    rows = tuple(RowMeasurement(row, b, measured.get(k, 0)) for k, (row, b) in by_key.items())
+    return HFMeasurement(
+        module=label, workload=workload, rows=rows, measured=total, predicted=sum(r.predicted for r in rows),
+        unattributed=measured["(unattributed)"], paper=sum(line.bytes for line in paper), paper_rows=paper,
+        **run_info,
+    )  # fmt: skip
+
+
+def _arch(cfg: Any) -> tuple[Workload, Architecture]:
+    workload = Workload.from_hf_config(cfg.to_dict(), name=f"small random {cfg.model_type}")
+    return workload, workload.architecture()
+
+
+def measure_hf_layer(
+    model_type: str,
+    *,
+    dtype: str = "bfloat16",
+    attention: str = "sdpa",
+    dropout: bool = False,
+    seq_len: int = 12,
+    micro_batch: int = 3,
+    random_state: int = 0,
+) -> HFMeasurement:
+    """Measure one Hugging Face decoder layer's saved bytes on the CPU, against the table's prediction.
+
+    ``model_type``: ``"gpt2"``, ``"llama"``, ``"mistral"``, ``"qwen2"`` or ``"mixtral"``; ``dtype``:
+    ``"bfloat16"`` or ``"float32"``; ``attention``: transformers' ``"eager"`` or ``"sdpa"``; ``dropout``:
+    dropout probabilities 0.1 (the attention's, and GPT-2's residual ones) instead of 0.
+    """
+    _check(model_type, dtype, attention, dropout=dropout, seq_len=seq_len, micro_batch=micro_batch)
+    require_transformers()
+    import importlib
+
+    import torch
+
+    torch.manual_seed(random_state)
+    cfg = _config(model_type, dropout=dropout, layers=1, seq_len=seq_len)
+    cfg._attn_implementation = attention  # noqa: SLF001 - transformers' documented switch
+    modeling = importlib.import_module(f"transformers.models.{model_type}.modeling_{model_type}")
+    kind = getattr(torch, dtype)
+    layer = getattr(modeling, CLASSES[model_type])(cfg, layer_idx=0).to(kind).train()
+    x = torch.randn(micro_batch, seq_len, cfg.hidden_size, dtype=kind, requires_grad=True)
+    mask = None
+    if attention == "eager":  # an additive causal mask, as the model builds it (adding it saves nothing)
+        mask = torch.full((seq_len, seq_len), torch.finfo(kind).min, dtype=kind).triu(1)
+        mask = mask[None, None].expand(micro_batch, 1, seq_len, seq_len)
+    kwargs: dict[str, Any] = {"attention_mask": mask}
+    if model_type != "gpt2":
+        positions = torch.arange(seq_len)[None]  # one row, broadcast over the batch, as the model builds it
+        rotary = getattr(modeling, CLASSES[model_type].replace("DecoderLayer", "RotaryEmbedding"))(cfg)
+        kwargs |= {"position_embeddings": rotary(x, positions), "position_ids": positions}
+
+    def run() -> Any:
+        out = layer(x, **kwargs)
+        return out[0] if isinstance(out, tuple) else out
+
+    saved, constants = _record(layer, run)
+    workload, arch = _arch(cfg)
+    dims, width = arch.dims(seq_len, micro_batch), _DTYPES[dtype]
+    rows = layer_rows(arch, "transformers", _ATTENTION[attention], "cpu")
+    predicted = lines(rows, dims, dtype_bytes=width, device="cpu")
+    paper = lines(layer_rows(arch, "megatron", _ATTENTION[attention]), dims, dtype_bytes=width)
+    measured, total = _attribute(saved, constants, dims, frozenset(r.key for r in rows))
+    info = {"dtype": dtype, "attention": attention, "dropout": dropout, "seq_len": seq_len,
+            "micro_batch": micro_batch, "layers": 1}  # fmt: skip
+    return _result(CLASSES[model_type], workload, info, predicted=predicted, paper=paper, measured=measured,
+                   total=total)  # fmt: skip
+
+
+def measure_hf_causal_lm(
+    model_type: str = "llama", *, dtype: str = "bfloat16", attention: str = "sdpa", dropout: bool = False,
+    seq_len: int = 12, micro_batch: int = 3, layers: int = 2, random_state: int = 0,
+) -> HFMeasurement:  # fmt: skip
+    """Measure a small ``LlamaForCausalLM`` (or ``GPT2LMHeadModel``) of ``layers`` layers with its loss.
+
+    ``model_type``: ``"llama"`` or ``"gpt2"``; the other arguments as for :func:`measure_hf_layer`. The model
+    runs with ``use_cache=False``, as a training loop should.
+    """
+    if model_type not in _MODELS:
+        raise FieldError("measure_hf_causal_lm", "model_type", f"must be 'llama' or 'gpt2', got {model_type!r}")
+    _check(model_type, dtype, attention, dropout=dropout, seq_len=seq_len, micro_batch=micro_batch)
+    layers = check_count("measure_hf_causal_lm", "layers", layers, maximum=8)
+    require_transformers()
+    import torch
+    import transformers
+
+    torch.manual_seed(random_state)
+    cfg = _config(model_type, dropout=dropout, layers=layers, seq_len=seq_len)
+    cfg._attn_implementation = attention  # noqa: SLF001 - transformers' documented switch
+    model = getattr(transformers, _MODELS[model_type])(cfg).to(getattr(torch, dtype)).train()
+    ids = torch.randint(0, cfg.vocab_size, (micro_batch, seq_len))
+    # use_cache=False, as training does: a cache would copy K and V (see the transformers accounting's docstring)
+    saved, constants = _record(model, lambda: model(input_ids=ids, labels=ids, use_cache=False).loss)
+    workload, arch = _arch(cfg)
+    dims, width = arch.dims(seq_len, micro_batch), _DTYPES[dtype]
+    per_layer = layer_rows(arch, "transformers", _ATTENTION[attention], "cpu")
+    rows = tuple(r for r in per_layer if r.per_model) + tuple(r for r in per_layer if not r.per_model) * layers
+    rows += output_rows(arch, "transformers")
+    predicted = lines(rows, dims, dtype_bytes=width, device="cpu")
+    paper_rows = layer_rows(arch, "megatron", _ATTENTION[attention]) * layers + output_rows(arch, "megatron")
+    paper = lines(paper_rows, dims, dtype_bytes=width)
+    measured, total = _attribute(saved, constants, dims, frozenset(r.key for r in rows))
+    info = {"dtype": dtype, "attention": attention, "dropout": dropout, "seq_len": seq_len,
+            "micro_batch": micro_batch, "layers": layers}  # fmt: skip
+    return _result(_MODELS[model_type], workload, info, predicted=predicted, paper=paper, measured=measured,
+                   total=total)  # fmt: skip

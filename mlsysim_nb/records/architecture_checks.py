@@ -1,0 +1,83 @@
+"""The checks of a workload's architecture fields: each refusal names the field and the rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mlsysim_nb.errors import FieldError
+from mlsysim_nb.layers.architecture import ACTIVATIONS, BIASES, MLPS, NORMS, POSITIONS
+from mlsysim_nb.model.fields import check_count
+
+__all__ = ["ARCHITECTURE_DEFAULTS", "CHOICES", "MODEL_TYPES", "check_architecture"]
+
+#: The Hugging Face model types ``Workload.from_hf_config`` reads and the transformers accounting follows.
+MODEL_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral")
+
+#: The text-valued architecture fields and what each accepts.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "mlp": MLPS,
+    "activation": ACTIVATIONS,
+    "norm": NORMS,
+    "bias": BIASES,
+    "positions": POSITIONS,
+}
+
+#: A workload that gives none of these is a GPT-style layer, as Korthikanti et al. (2022) count it.
+ARCHITECTURE_DEFAULTS: dict[str, Any] = {
+    "head_dim": None,
+    "ffn_dim": None,
+    "mlp": "plain",
+    "activation": "gelu",
+    "norm": "layernorm",
+    "attention_dropout": 0.1,
+    "hidden_dropout": 0.1,
+    "vocab_size": None,
+    "tied_embeddings": True,
+    "experts": None,
+    "experts_per_token": None,
+    "shared_experts": 0,
+    "bias": "all",
+    "positions": "learned",
+    "model_type": None,
+}
+
+_LIMITS = {"head_dim": 2**16, "ffn_dim": 2**24, "vocab_size": 2**24, "experts": 2**16}
+
+
+def _probability(owner: str, name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+        raise FieldError(owner, name, f"must be a probability from 0 up to (not including) 1, got {value!r}")
+    return float(value)
+
+
+def _choice(owner: str, name: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise FieldError(owner, name, f"must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+    return value
+
+
+def check_architecture(owner: str, values: dict[str, Any]) -> dict[str, Any]:
+    """The architecture fields checked and normalised (counts as ints, probabilities as floats)."""
+    out = dict(values)
+    for name, limit in _LIMITS.items():
+        out[name] = check_count(owner, name, values[name], optional=True, maximum=limit)
+    for name, allowed in CHOICES.items():
+        out[name] = _choice(owner, name, values[name], allowed)
+    if values["model_type"] is not None:
+        out["model_type"] = _choice(owner, "model_type", values["model_type"], MODEL_TYPES)
+    for name in ("attention_dropout", "hidden_dropout"):
+        out[name] = _probability(owner, name, values[name])
+    if not isinstance(values["tied_embeddings"], bool):
+        raise FieldError(owner, "tied_embeddings", f"must be True or False, got {values['tied_embeddings']!r}")
+    experts = out["experts"]
+    if experts is None:
+        for name, idle in (("experts_per_token", None), ("shared_experts", 0)):
+            if values[name] != idle:
+                raise FieldError(owner, name, "needs experts (the number of routed experts) to be given as well")
+        return out
+    per_token = check_count(owner, "experts_per_token", values["experts_per_token"])
+    if per_token > experts:
+        raise FieldError(owner, "experts_per_token", f"must be at most experts ({experts:,}), got {per_token:,}")
+    out["experts_per_token"] = per_token
+    out["shared_experts"] = check_count(owner, "shared_experts", values["shared_experts"], minimum=0, maximum=2**10)
+    return out

@@ -1,0 +1,76 @@
+"""Every shipped configuration's parameter count equals the real model's, built on PyTorch's meta device."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mlsysim_nb.records.models import configuration_keys
+from mlsysim_nb.records.workloads import Workloads
+
+pytestmark = pytest.mark.measure
+
+
+@pytest.mark.parametrize("key", configuration_keys())
+def test_from_hf_config_counts_what_transformers_builds(key: str, torch: Any, transformers: Any) -> None:
+    """AutoModelForCausalLM.from_config on the meta device (no memory, no weights): the same exact count."""
+    import json
+    from importlib import resources
+
+    text = resources.files("mlsysim_nb.records").joinpath("data", "models", f"{key}.json").read_text("utf-8")
+    raw = json.loads(text)["config"]
+    cfg = transformers.AutoConfig.for_model(**raw)
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(cfg)
+    built = sum(p.numel() for p in model.parameters())
+    workload = Workloads.configuration(key)
+    assert int(workload.parameters.magnitude) == built
+    assert Workloads.configuration(key) == type(workload).from_hf_config(cfg.to_dict(), name=workload.name,
+                                                                         source=workload.source)  # fmt: skip
+
+
+_FAMILIES = {
+    "gpt2": lambda d, h, a, kv, f, v, tied: {"n_embd": h, "n_head": a, "n_layer": 2, "n_positions": 64,
+                                             "vocab_size": v, "n_inner": f, "tie_word_embeddings": tied},
+    "llama": lambda d, h, a, kv, f, v, tied: {"hidden_size": h, "num_attention_heads": a, "num_key_value_heads": kv,
+                                              "head_dim": d, "intermediate_size": f, "num_hidden_layers": 2,
+                                              "vocab_size": v, "tie_word_embeddings": tied},
+}  # fmt: skip
+
+
+def test_random_shapes_count_what_transformers_builds(torch: Any, transformers: Any) -> None:
+    """For random small shapes of every family (GQA, head_dim apart from h/a, tied or not, experts), the same count."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=20, deadline=None)
+    @given(
+        model_type=st.sampled_from(["gpt2", "llama", "mistral", "qwen2", "mixtral"]),
+        shape=st.tuples(st.sampled_from([1, 2, 4]), st.integers(1, 4), st.integers(1, 8), st.integers(1, 200)),
+        vocab=st.integers(2, 300),
+        flags=st.tuples(st.booleans(), st.booleans()),
+        experts=st.tuples(st.integers(1, 4), st.integers(1, 4)),
+    )
+    def check(
+        model_type: str,
+        shape: tuple[int, int, int, int],
+        vocab: int,
+        flags: tuple[bool, bool],
+        experts: tuple[int, int],
+    ) -> None:
+        tied, free_head_dim = flags
+        kv, group, half, f = shape
+        a, d = kv * group, 2 * half  # transformers wants an even rotary dimension, and h a multiple of a
+        h = a * d if model_type == "gpt2" or not free_head_dim else a * (d + 2)
+        raw = _FAMILIES["gpt2" if model_type == "gpt2" else "llama"](d, h, a, kv, f, vocab, tied)
+        raw |= {"bos_token_id": 0, "eos_token_id": 0, "pad_token_id": None}
+        if model_type == "mixtral":
+            raw |= {"num_local_experts": max(experts), "num_experts_per_tok": min(experts)}
+        cfg = transformers.AutoConfig.for_model(model_type, **raw)
+        with torch.device("meta"):
+            model = transformers.AutoModelForCausalLM.from_config(cfg)
+        built = sum(p.numel() for p in model.parameters())
+        assert int(Workloads.GPT2_XL.from_hf_config(cfg.to_dict()).parameters.magnitude) == built
+
+    check()
