@@ -16,8 +16,6 @@ import numpy as np
 
 from mlsysim_nb.errors import FieldError, NotApplicableError
 from mlsysim_nb.model.fields import parse_quantity
-from mlsysim_nb.model.scenario import wrapper
-from mlsysim_nb.physics import FORMULAS, QUANTITIES
 from mlsysim_nb.render.display import RichRepr
 from mlsysim_nb.units import Q_, ureg
 
@@ -98,10 +96,10 @@ class Sweep(RichRepr):
     def __getitem__(self, name: str) -> Any:
         if name in self.axes:
             return self.grid(name)
-        if name not in FORMULAS:
+        if name not in self.base.EQUATIONS:
             msg = f"no quantity {name!r}; available: {', '.join(self.names())}"
             raise KeyError(msg)
-        return wrapper(name)(np.array(self.magnitude(name)))
+        return self.base.wrapper(name)(np.array(self.magnitude(name)))
 
     def to_dict(self) -> dict[str, np.ndarray]:
         """Flat columns: each axis and each applicable quantity in base units (bytes, seconds)."""
@@ -120,14 +118,15 @@ class Sweep(RichRepr):
     # -- answers --------------------------------------------------------------------------
     def _bytes_in_use(self, quantity: str | None) -> tuple[str, np.ndarray]:
         name = quantity or self.base.sweep_quantity()
-        if name not in FORMULAS or name not in self.base.FORMULA_NAMES:
+        if name not in self.base.EQUATIONS or name not in self.base.FORMULA_NAMES:
             msg = f"no quantity {name!r} in this sweep; available: {', '.join(self.names())}"
             raise KeyError(msg)
-        if QUANTITIES[name].base != "byte":
-            unit = QUANTITIES[name].base or "a plain number"
+        if self.base.base_unit(name) != "byte":
+            unit = self.base.base_unit(name) or "a plain number"
+            in_bytes = ", ".join(n for n in self.names() if self.base.base_unit(n) == "byte")
             msg = (
                 f"{name} is not an amount of memory ({unit}), so it cannot be held against a device's "
-                f"capacity; byte quantities here: {', '.join(n for n in self.names() if QUANTITIES[n].base == 'byte')}"
+                f"capacity; byte quantities here: {in_bytes}"
             )
             raise ValueError(msg)
         return name, np.asarray(self.magnitude(name), dtype=float)
@@ -222,7 +221,7 @@ class Sweep(RichRepr):
         others = [a for a in self.axes if a != x]
         values = np.moveaxis(used, list(self.axes).index(x), 0).reshape(len(xs), -1)
         labels = [""] if not others else [f"{others[0]} = {_tick(v)}" for v in _plain(self.axes[others[0]])]
-        is_bytes = QUANTITIES[name].base == "byte"
+        is_bytes = self.base.base_unit(name) == "byte"
         scale = 1e9 if is_bytes else 1.0
         for column, label in zip(values.T, labels, strict=False):
             ax.plot(xs, column / scale, marker="o" if categorical else ".", label=label or name)
@@ -237,7 +236,7 @@ class Sweep(RichRepr):
         if categorical:
             ax.set_xticks(xs, labels=[_tick(v) for v in values_x])
         ax.set_xlabel(x)
-        ax.set_ylabel(f"{name} ({'GB' if is_bytes else QUANTITIES[name].base or 'value'})")
+        ax.set_ylabel(f"{name} ({'GB' if is_bytes else self.base.base_unit(name) or 'value'})")
         if not categorical and _log_spaced(xs):
             ax.set_xscale("log", base=2)
         ax.legend(fontsize=8, frameon=False)
@@ -314,7 +313,9 @@ class Sweep(RichRepr):
         from mlsysim_nb.render.html import catalog_html
 
         rows = [[axis, _axis_text(values)] for axis, values in self.axes.items()]
-        rows.extend([name, _range_text(name, np.asarray(self.magnitude(name)))] for name in self.names())
+        rows.extend(
+            [name, _range_text(self.base.base_unit(name), np.asarray(self.magnitude(name)))] for name in self.names()
+        )
         return catalog_html(self._repr_text_(), ["quantity", "range over the sweep"], rows)
 
     def __repr__(self) -> str:
@@ -352,13 +353,13 @@ def _axis_text(values: Any) -> str:
     return format_magnitude("", plain) + _unit_suffix(values)
 
 
-def _range_text(name: str, values: np.ndarray) -> str:
+def _range_text(base: str, values: np.ndarray) -> str:
     """A quantity's range over the sweep; a yes/no answer as how often it holds (``true for 2 of 3``)."""
     from mlsysim_nb.render.numbers import format_magnitude
 
     if values.dtype == bool:
         return f"true for {int(values.sum()):,} of {values.size:,}"
-    return format_magnitude(QUANTITIES[name].base, values)
+    return format_magnitude(base, values)
 
 
 def _plain(values: Any) -> np.ndarray:
@@ -381,7 +382,7 @@ def _check_axes(scenario: Scenario, values: dict[str, Any]) -> None:
     A field that follows another (the activations follow the batch) is computed from the checked
     values, so an element out of range is refused with the field's rule, never as an overflow.
     """
-    from mlsysim_nb.model.fields import knobs
+    from mlsysim_nb.model.knob import knobs
 
     declared = knobs(scenario)
     owner = type(scenario).__name__

@@ -193,7 +193,7 @@ def check_workload(owner: str, value: Any) -> Workload:
 
 def workload_rows(workload: Workload) -> list[tuple[str, str, str]]:
     """The workload's numbers as (name, meaning, value) rows of a derivation's inputs table."""
-    from mlsysim_nb.model.notation import QUANTITIES
+    from mlsysim_nb.model.notation import RECORD_QUANTITIES
     from mlsysim_nb.render.numbers import format_magnitude
 
     rows = [("workload", "model", workload.name)]
@@ -201,5 +201,5 @@ def workload_rows(workload: Workload) -> list[tuple[str, str, str]]:
     for attr in ("layers", "hidden_dim", "heads", "kv_heads", "context_length"):
         value = getattr(workload, attr)
         if value is not None:
-            rows.append((f"workload.{attr}", QUANTITIES[attr].label, str(value)))
+            rows.append((f"workload.{attr}", RECORD_QUANTITIES[attr].label, str(value)))
     return rows

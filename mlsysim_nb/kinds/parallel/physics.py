@@ -1,13 +1,9 @@
 """The physics of training on many devices: sharded state, parallel activations and communication.
 
 The equations of :class:`~mlsysim_nb.kinds.parallel.model.ParallelTrainingScenario`, once,
-as :class:`~mlsysim_nb.formula.Formula` records, and their rows of the
-notation table. :mod:`mlsysim_nb.physics` and :mod:`mlsysim_nb.model.notation`
-merge them into the package's single tables, so every derivation,
-docstring and sweep reads them like the others.
-
-This module imports only the formula engine (not the physics or notation
-modules, which import it), so its notation rows are plain tuples.
+as :class:`~mlsysim_nb.formula.Formula` records with their notation rows. :data:`EQUATIONS` includes
+the training-state and activation equations, which these read (a replica's weights, the per-token
+coefficient), so the one value holds every formula the scenario evaluates.
 
 Sources
 -------
@@ -30,18 +26,14 @@ Sources
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from mlsysim_nb import layers
-from mlsysim_nb.formula import Case, Formula
+from mlsysim_nb.formula import Case, Formula, Symbol
+from mlsysim_nb.kinds.activation.physics import EQUATIONS as ACTIVATION_EQUATIONS
+from mlsysim_nb.kinds.training.physics import EQUATIONS as TRAINING_EQUATIONS
+from mlsysim_nb.model.equations import Equations
+from mlsysim_nb.model.notation import Quantity, quantity
 
-__all__ = [
-    "KORTHIKANTI_REPLICATED_BYTES",
-    "PARALLEL_FORMULAS",
-    "PARALLEL_NAMES",
-    "PARALLEL_NOTATION",
-]
+__all__ = ["EQUATIONS", "KORTHIKANTI_REPLICATED_BYTES", "NOTATION", "PARALLEL_FORMULAS", "PARALLEL_NAMES"]
 
 #: Bytes per hidden element per layer (16-bit) that tensor parallelism leaves whole on every device
 #: (Korthikanti et al. 2022, Sec. 4.2.1): the inputs of the two layer norms (2 + 2), of the QKV and the
@@ -50,9 +42,6 @@ __all__ = [
 #: f = 4: attention 8, the MLP's two f·h-wide tensors 4f) is split across the t devices; sequence parallelism
 #: splits these 10 as well.
 KORTHIKANTI_REPLICATED_BYTES = layers.replicated_bytes()
-
-Getter = Callable[[str], Any]
-
 
 _F = Formula
 
@@ -292,57 +281,59 @@ _TRAFFIC = [
 PARALLEL_FORMULAS: tuple[Formula, ...] = (*_LAYOUT, *_STATE, *_ACTIVATIONS, *_TOTALS, *_TRAFFIC)
 PARALLEL_NAMES = tuple(f.name for f in PARALLEL_FORMULAS)
 
-#: Notation rows (letter, subscript, base unit, label); :mod:`mlsysim_nb.model.notation` makes them Quantity rows.
-PARALLEL_NOTATION: dict[str, tuple[str, str, str, str]] = {
-    # -- inputs: the layout
-    "data_parallel": ("N", "d", "", "data-parallel replicas"),
-    "zero_stage": ("z", "", "", "ZeRO stage"),
-    "tensor_parallel": ("t", "", "", "tensor-parallel devices"),
-    "sequence_parallel": ("SP", "", "", "sequence parallelism on"),
-    "pipeline_parallel": ("p", "", "", "pipeline stages"),
-    "interleave": ("m", "", "", "virtual stages per device"),
-    "gradient_bytes_per_value": ("b", "g,given", "byte", "stated bytes per gradient value"),
-    "gradient_width_given": ("[b_g given]", "", "", "gradient width stated"),
-    "replicated_constant": (str(KORTHIKANTI_REPLICATED_BYTES), "", "", "Korthikanti replicated bytes"),
+#: The notation of what these equations define: each formula's quantity, the flags the fields set, the constant.
+NOTATION: dict[str, Quantity] = {
+    # -- what the fields give the formulas, and the layer table's constant
+    "replicated_constant": Quantity(Symbol(str(KORTHIKANTI_REPLICATED_BYTES)), "", "Korthikanti replicated bytes"),
+    "gradient_width_given": Quantity(Symbol("[b_g given]"), "", "gradient width stated"),
     # -- flags the fields set
-    "shards_optimizer": ("[z ≥ 1]", "", "", "ZeRO shards the optimizer state"),
-    "shards_gradients": ("[z ≥ 2]", "", "", "ZeRO shards the gradients"),
-    "shards_weights": ("[z = 3]", "", "", "ZeRO shards the weights"),
-    "keeps_scores": ("[none]", "", "", "no recomputation"),
-    "keeps_layer_tensors": ("[selective]", "", "", "selective recomputation"),
-    "interleaved": ("[m > 1]", "", "", "interleaved schedule"),
+    "shards_optimizer": quantity("[z ≥ 1]", "", "ZeRO shards the optimizer state"),
+    "shards_gradients": quantity("[z ≥ 2]", "", "ZeRO shards the gradients"),
+    "shards_weights": quantity("[z = 3]", "", "ZeRO shards the weights"),
+    "keeps_scores": quantity("[none]", "", "no recomputation"),
+    "keeps_layer_tensors": quantity("[selective]", "", "selective recomputation"),
+    "interleaved": quantity("[m > 1]", "", "interleaved schedule"),
     # -- results
-    "model_parallel": ("N", "mp", "", "devices per replica"),
-    "devices": ("N", "dev", "", "devices in the run"),
-    "gradient_width": ("b", "g", "byte", "bytes per gradient value"),
-    "replica_weights": ("M", "w,rep", "byte", "weights per replica"),
-    "replica_gradients": ("M", "g,rep", "byte", "gradients per replica"),
-    "replica_optimizer_state": ("M", "opt,rep", "byte", "optimizer state per replica"),
-    "replica_master_weights": ("M", "master,rep", "byte", "master copy per replica"),
-    "optimizer_shards": ("N", "opt", "", "optimizer-state shards"),
-    "gradient_shards": ("N", "g", "", "gradient shards"),
-    "weight_shards": ("N", "w", "", "weight shards"),
-    "weights_per_device": ("M", "w,dev", "byte", "weights"),
-    "gradients_per_device": ("M", "g,dev", "byte", "gradients"),
-    "optimizer_state_per_device": ("M", "opt,dev", "byte", "optimizer state"),
-    "master_weights_per_device": ("M", "master,dev", "byte", "master weights"),
-    "state_per_device": ("M", "state,dev", "byte", "model state per device"),
-    "replicated_bytes_coefficient": ("κ", "rep", "byte", "replicated coefficient"),
-    "sharded_bytes_coefficient": ("κ", "tp", "byte", "tensor-parallel coefficient"),
-    "sequence_shards": ("t", "SP", "", "sequence shards"),
-    "layer_activations": ("m", "layer", "byte", "activations per layer and micro-batch"),
-    "stage_layers": ("L", "stage", "", "layers per pipeline stage"),
-    "interleave_factor": ("f", "int", "", "interleaving factor"),
-    "micro_batches_in_flight": ("n", "mb", "", "micro-batches in flight"),
-    "activations_per_device": ("M", "act,dev", "byte", "activations"),
-    "total_per_device": ("M", "dev", "byte", "memory per device"),
-    "fits_per_device": ("fits", "dev", "", "the state fits one device"),
-    "training_fits_per_device": ("fits", "run,dev", "", "the run fits one device"),
-    "device_memory_share": ("u", "dev", "", "share of device memory"),
-    "trained_parameters": ("N", "train", "", "trained parameters"),
-    "stored_parameters": ("N", "stored", "", "stored parameters"),
-    "gradient_allreduce_traffic": ("T", "DP", "byte", "gradient all-reduce traffic"),
-    "zero_traffic_multiple": ("ρ", "ZeRO", "", "ZeRO traffic multiple"),
-    "data_parallel_traffic": ("T", "ZeRO", "byte", "data-parallel traffic"),
-    "tensor_parallel_traffic_per_layer": ("T", "TP", "byte", "tensor-parallel traffic per layer"),
+    "model_parallel": quantity("N_mp", "", "devices per replica"),
+    "devices": quantity("N_dev", "", "devices in the run"),
+    "gradient_width": quantity("b_g", "byte", "bytes per gradient value"),
+    "replica_weights": quantity("M_w,rep", "byte", "weights per replica"),
+    "replica_gradients": quantity("M_g,rep", "byte", "gradients per replica"),
+    "replica_optimizer_state": quantity("M_opt,rep", "byte", "optimizer state per replica"),
+    "replica_master_weights": quantity("M_master,rep", "byte", "master copy per replica"),
+    "optimizer_shards": quantity("N_opt", "", "optimizer-state shards"),
+    "gradient_shards": quantity("N_g", "", "gradient shards"),
+    "weight_shards": quantity("N_w", "", "weight shards"),
+    "weights_per_device": quantity("M_w,dev", "byte", "weights"),
+    "gradients_per_device": quantity("M_g,dev", "byte", "gradients"),
+    "optimizer_state_per_device": quantity("M_opt,dev", "byte", "optimizer state"),
+    "master_weights_per_device": quantity("M_master,dev", "byte", "master weights"),
+    "state_per_device": quantity("M_state,dev", "byte", "model state per device"),
+    "replicated_bytes_coefficient": quantity("κ_rep", "byte", "replicated coefficient"),
+    "sharded_bytes_coefficient": quantity("κ_tp", "byte", "tensor-parallel coefficient"),
+    "sequence_shards": quantity("t_SP", "", "sequence shards"),
+    "layer_activations": quantity("m_layer", "byte", "activations per layer and micro-batch"),
+    "stage_layers": quantity("L_stage", "", "layers per pipeline stage"),
+    "interleave_factor": quantity("f_int", "", "interleaving factor"),
+    "micro_batches_in_flight": quantity("n_mb", "", "micro-batches in flight"),
+    "activations_per_device": quantity("M_act,dev", "byte", "activations"),
+    "total_per_device": quantity("M_dev", "byte", "memory per device"),
+    "fits_per_device": quantity("fits_dev", "", "the state fits one device"),
+    "training_fits_per_device": quantity("fits_run,dev", "", "the run fits one device"),
+    "device_memory_share": quantity("u_dev", "", "share of device memory"),
+    "trained_parameters": quantity("N_train", "", "trained parameters"),
+    "stored_parameters": quantity("N_stored", "", "stored parameters"),
+    "gradient_allreduce_traffic": quantity("T_DP", "byte", "gradient all-reduce traffic"),
+    "zero_traffic_multiple": quantity("ρ_ZeRO", "", "ZeRO traffic multiple"),
+    "data_parallel_traffic": quantity("T_ZeRO", "byte", "data-parallel traffic"),
+    "tensor_parallel_traffic_per_layer": quantity("T_TP", "byte", "tensor-parallel traffic per layer"),
 }
+
+#: The many-device equations, with the single-device ones they read.
+EQUATIONS = Equations(
+    "the many-device equations",
+    PARALLEL_FORMULAS,
+    NOTATION,
+    constants={"replicated_constant": KORTHIKANTI_REPLICATED_BYTES},
+    includes=(TRAINING_EQUATIONS, ACTIVATION_EQUATIONS),
+)
