@@ -117,7 +117,10 @@ def _log_control(spec: ControlSpec) -> tuple[Any, Any]:
         layout=w.Layout(flex="1 1 auto", min_width="150px"),
     )  # fmt: skip
     slider.value = slider_position(slider, spec.value)
-    box = w.Text(value=str(spec.value), continuous_update=False, layout=w.Layout(width="7em", flex="0 0 auto"))
+    box = w.Text(
+        value=str(spec.value), tooltip=spec.help or None, continuous_update=False,
+        layout=w.Layout(width="7em", flex="0 0 auto"),
+    )  # fmt: skip
     return w.HBox([slider, box], layout=w.Layout(width="98%")), (slider, box)
 
 

@@ -139,7 +139,9 @@ def test_its_fields_and_equations_are_written_once(toy) -> None:
         in html
     )
     assert "cache bytes per prompt token" in html
-    assert explore(s).specs["toy_prompt_tokens"].help == "tokens of the prompt whose keys and values are cached"
+    panel = explore(s)
+    assert panel.specs["toy_prompt_tokens"].help == "tokens of the prompt whose keys and values are cached"
+    assert panel.controls["toy_prompt_tokens"].tooltip == "tokens of the prompt whose keys and values are cached"
 
 
 def test_the_charts_take_its_colour(toy) -> None:

@@ -334,7 +334,7 @@ class TrainingView:
         )  # fmt: skip
         shape_on = self.adapter_mode and self.adapter_rank is not None
         defaults = _shape_defaults(self)
-        for name in ("adapter_rank", "adapted_matrices"):
+        for name in ADAPTER_SHAPE[:2]:  # the rank and the matrices per layer; the widths follow the model
             spec = c.field_control(self, name, value=defaults[name], bind=_shape_bind(name))
             specs.append(dataclasses.replace(spec, disabled=not shape_on))
         return specs
