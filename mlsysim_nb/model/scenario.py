@@ -212,8 +212,8 @@ class Scenario(Presentation):
 
     def _set_env(self, values: dict[str, Any], needs: Mapping[str, str]) -> None:
         equations = type(self).EQUATIONS
-        if equations.constants:
-            values = {**equations.constants, **values}
+        for name, constant in equations.constants.items():  # in place: the caller's dict is fresh
+            values.setdefault(name, constant)
         object.__setattr__(self, "_env", Env(values, needs, equations.formulas))
 
     def field_bounds(self, name: str) -> tuple[float, float | None]:
