@@ -105,9 +105,6 @@ class Derivation:
         return str(self.headline)
 
 
-_FLAGS = {"adapter_mode", "adapter_stated", "has_master", "seq_given", "has_activations"}
-
-
 def step_parts(step: Step, *, html: bool = False) -> tuple[str, str, str, str]:
     """``(symbol, equation, equation with numbers, result)`` of a step, as text or HTML."""
     style = "html" if html else "text"
@@ -156,7 +153,7 @@ def _step(scenario: Scenario, env: Any, shown: str, name: str) -> Step:
     case, mixed = cases[0], cases if len(cases) > 1 else ()
     try:
         result = env.get(name)
-        values = {n: env.get(n) for c in cases for n in c.inputs if n not in _FLAGS}
+        values = {n: env.get(n) for c in cases for n in c.inputs}  # a case's flag is its condition, never an input
     except NotApplicableError as err:
         reason = f"not applicable: needs {err.needs}" + (f" ({err.detail})" if err.detail else "")
         return Step(shown, name, case, not_applicable=reason, cases=mixed, equation=formula, notation=notation)
