@@ -80,14 +80,21 @@ _NOTATION: dict[type, Mapping[str, Quantity]] = {}
 _WRAPPERS: dict[tuple[type, str], Callable[[Any], Any]] = {}
 
 
+def _sentence(text: str) -> str:
+    return f"{text[0].upper()}{text[1:]}." if text else ""
+
+
 def _field_section(cls: type) -> str:
-    """The ``Fields`` section of a class docstring: each knob's symbol, label, accepted values and help."""
+    """The ``Fields`` section of a class docstring: each knob's symbol, label, accepted values, help and coupling."""
+    follows = {c.field: c for c in vars(cls).get("COUPLINGS", ())}
     lines = ["Fields", "------"]
     for name, declared in declared_knobs(cls).items():
-        written = declared.quantity(name).symbol.text()
-        lines.append(f"{name} : {written}")
-        help_ = f" {declared.help[0].upper()}{declared.help[1:]}." if declared.help else ""
-        lines.append(f"    {declared.label[0].upper()}{declared.label[1:]}: {declared.describe()}.{help_}")
+        lines.append(f"{name} : {declared.quantity(name).symbol.text()}")
+        parts = [_sentence(f"{declared.label}: {declared.describe()}"), _sentence(declared.help)]
+        if name in follows:
+            c = follows[name]
+            parts.append(f"Follows ``{c.leader}`` in ``variant()`` ({c.formula}) unless it is restated too.")
+        lines.append("    " + " ".join(p for p in parts if p))
     return "\n".join(lines) if len(lines) > 2 else ""
 
 
@@ -152,12 +159,6 @@ class Scenario(Presentation):
         """The base unit of ``name``'s magnitude (``""`` for plain numbers and names without a row)."""
         row = cls.notation().get(name)
         return row.base if row is not None else ""
-
-    @classmethod
-    def quantity_label(cls, name: str) -> str:
-        """A few words on what ``name`` is (its name in words when it has no row)."""
-        row = cls.notation().get(name)
-        return row.label if row is not None else name.replace("_", " ")
 
     @classmethod
     def wrapper(cls, name: str) -> Callable[[Any], Any]:
