@@ -2,8 +2,8 @@
 
 A new scenario is the old one with ``changes`` applied through ``dataclasses.replace``, so every
 field is checked again by its declaration. While it is being made, :func:`changed_fields` says which
-fields the call changes (a rule between two fields blames the one just changed) and :func:`origin`
-is the scenario it is made from (a field left as it was keeps its checked magnitude).
+fields the call changes (a rule between two fields blames the one just changed) and :data:`ORIGIN`
+holds the scenario it is made from (a field left as it was keeps its checked magnitude).
 
 A field that follows another is declared once, beside the fields, as a :class:`Follows` in the class's
 ``COUPLINGS``: a training scenario's saved activations follow its batch. A control, a sweep and a call
@@ -20,11 +20,12 @@ from typing import Any
 from mlsysim_nb.model.knob import knobs
 from mlsysim_nb.units import Q_, factor
 
-__all__ = ["Follows", "changed_fields", "make_variant", "origin"]
+__all__ = ["ORIGIN", "Follows", "changed_fields", "make_variant"]
 
 _CHANGED: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("changed", default=frozenset())
-#: the scenario a variant() is made from: its fields' checked magnitudes are reused for the unchanged ones
-_ORIGIN: contextvars.ContextVar[Any] = contextvars.ContextVar("origin", default=None)
+#: The scenario the ``variant()`` being validated is made from (``None`` outside one): its fields' checked
+#: magnitudes are reused for the fields left as they were.
+ORIGIN: contextvars.ContextVar[Any] = contextvars.ContextVar("origin", default=None)
 
 
 def changed_fields() -> frozenset[str]:
@@ -34,11 +35,6 @@ def changed_fields() -> frozenset[str]:
     model) blames the one the user just changed.
     """
     return _CHANGED.get()
-
-
-def origin() -> Any:
-    """The scenario the ``variant()`` being validated is made from (``None`` outside one)."""
-    return _ORIGIN.get()
 
 
 @dataclass(frozen=True)
@@ -91,16 +87,16 @@ def make_variant(scenario: Any, changes: dict[str, Any]) -> Any:
             f"valid fields are: {', '.join(names)}"
         )
         raise TypeError(msg)
-    for coupling in getattr(scenario, "COUPLINGS", ()):
+    for coupling in scenario.COUPLINGS:
         if coupling.applies(scenario, changes):
             changes = {**changes, coupling.field: coupling.moved(scenario, changes[coupling.leader])}
     if "name" not in changes and any(k not in ("name", "description") for k in changes):
         # a title describes the scenario it was given to; a changed scenario drops it rather than mislead
         changes = {**changes, **{k: "" for k in ("name", "description") if k in names}}
     token = _CHANGED.set(frozenset(changes))
-    made_from = _ORIGIN.set(scenario)
+    made_from = ORIGIN.set(scenario)
     try:
         return dataclasses.replace(scenario, **changes)
     finally:
         _CHANGED.reset(token)
-        _ORIGIN.reset(made_from)
+        ORIGIN.reset(made_from)

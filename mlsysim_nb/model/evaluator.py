@@ -22,25 +22,28 @@ __all__ = ["Env", "is_array", "unit_wrapper"]
 
 
 class Env:
-    """Magnitudes of one scenario, resolved and cached by name from ``formulas``.
+    """Magnitudes of one scenario, resolved and cached by name from ``formulas`` and ``constants``.
 
     Inputs that are absent are stored as ``None`` with the reason in
-    ``needs``; reading one raises :class:`NotApplicableError`.
+    ``needs``; reading one raises :class:`NotApplicableError`. A constant of
+    the equations is read on first use, like a formula.
     """
 
-    __slots__ = ("formulas", "needs", "values", "vectorised")
+    __slots__ = ("constants", "formulas", "needs", "values", "vectorised")
 
     def __init__(
         self,
         values: dict[str, Any],
         needs: Mapping[str, str],
         formulas: Mapping[str, Formula],
+        constants: Mapping[str, Any],
         *,
         vectorised: bool | None = None,
     ) -> None:
         self.values = values
         self.needs = needs
         self.formulas = formulas
+        self.constants = constants
         if vectorised is None:
             vectorised = any(type(v) is np.ndarray for v in values.values())
         self.vectorised = vectorised
@@ -55,7 +58,9 @@ class Env:
             return value
         formula = self.formulas.get(name)
         if formula is None:
-            raise KeyError(name)
+            value = self.constants[name]  # a KeyError names what is neither an input, a formula nor a constant
+            values[name] = value
+            return value
         try:
             if self.vectorised:
                 with np.errstate(all="ignore"):  # a non-finite element is reported below, naming the equation
@@ -82,7 +87,7 @@ class Env:
     def with_inputs(self, extra: Mapping[str, Any]) -> Env:
         """A child environment for a method call: ``extra`` inputs, the same cached values."""
         vectorised = self.vectorised or any(type(v) is np.ndarray for v in extra.values())
-        return Env({**self.values, **extra}, self.needs, self.formulas, vectorised=vectorised)
+        return Env({**self.values, **extra}, self.needs, self.formulas, self.constants, vectorised=vectorised)
 
 
 def _not_finite(name: str, case: str) -> None:

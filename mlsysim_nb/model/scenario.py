@@ -20,7 +20,7 @@ import numpy as np
 
 from mlsysim_nb.errors import FieldError, NotApplicableError
 from mlsysim_nb.formula import Symbol
-from mlsysim_nb.model.changes import Follows, changed_fields, make_variant, origin
+from mlsysim_nb.model.changes import ORIGIN, Follows, changed_fields, make_variant
 from mlsysim_nb.model.defaults import Presentation
 from mlsysim_nb.model.equations import EQUATIONS_SHOWN, Equations, equation_block
 from mlsysim_nb.model.evaluator import Env, is_array, unit_wrapper
@@ -190,7 +190,7 @@ class Scenario(Presentation):
             if not isinstance(value, str):
                 raise FieldError(owner, name, f"must be a string, got {type(value).__name__} {value!r}")
         magnitudes: dict[str, Any] = {}
-        made_from = origin()
+        made_from = ORIGIN.get()
         # variant(): a field left as it was (the very same object) was checked when the origin was made
         known = made_from._checked if type(made_from) is type(self) else {}  # noqa: SLF001 - same class
         for name, declared in knobs(self).items():
@@ -213,9 +213,7 @@ class Scenario(Presentation):
 
     def _set_env(self, values: dict[str, Any], needs: Mapping[str, str]) -> None:
         equations = type(self).EQUATIONS
-        for name, constant in equations.constants.items():  # in place: the caller's dict is fresh
-            values.setdefault(name, constant)
-        object.__setattr__(self, "_env", Env(values, needs, equations.formulas))
+        object.__setattr__(self, "_env", Env(values, needs, equations.formulas, equations.constants))
 
     def field_bounds(self, name: str) -> tuple[float, float | None]:
         """The range field ``name`` accepts in this scenario (its declaration's, unless a rule narrows it)."""
