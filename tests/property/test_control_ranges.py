@@ -66,3 +66,13 @@ def test_every_value_a_control_offers_passes_the_field_s_check(data: Any) -> Non
 
         with pytest.raises(FieldError):
             declared[spec.name].check(owner, spec.name, int(declared[spec.name].high) + 1)
+
+
+FROM_KNOBS = [(c, s) for c, s in CONTROLS if s.kind != "toggle" or s.bind is None]  # a bound toggle is the view's own
+
+
+@pytest.mark.parametrize(("case", "spec"), FROM_KNOBS, ids=[f"{c}.{s.name}" for c, s in FROM_KNOBS])
+def test_a_control_reads_its_label_and_tooltip_from_the_knob(case: str, spec: ControlSpec) -> None:
+    """The caption is the field's declared label and the tooltip its declared help: one declaration, two readers."""
+    declared = knobs(Scenarios[case])[spec.name]
+    assert (spec.label, spec.help) == (declared.label, declared.help)
