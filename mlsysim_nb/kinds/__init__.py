@@ -5,9 +5,10 @@ A kind is a subpackage here, holding
 * ``__init__.py``: its declaration, which this registry reads. It stays light (no import of the model):
   ``KIND``, the name of its scenario class; ``COLORS``, its chart parts' colours; optionally ``ORDER``,
   where its cases come in the catalog (lower first; 100 when not given, then by folder name);
-* ``physics.py``: its equations as a value, ``EQUATIONS = Equations(name, formulas, notation)``
-  (:class:`mlsysim_nb.model.equations.Equations`): each formula with the symbol, base unit and label of the
-  quantity it computes, the flags its scenario sets, its methods' arguments and its constants; a kind that
+* ``physics.py``: its equations as a value, ``EQUATIONS = Equations(name, definitions, notation)``
+  (:class:`mlsysim_nb.model.equations.Equations`): each formula written with the symbol, label and base unit
+  of the quantity it computes (:func:`~mlsysim_nb.model.equations.defined`), and the notation of the other
+  names it defines (the flags its scenario sets, its methods' arguments, its constants); a kind that
   composes others passes ``includes=(their EQUATIONS, ...)``. Nothing is registered: the class reads it;
 * ``model.py``: the scenario class named by ``KIND``, a frozen dataclass on
   :class:`mlsysim_nb.model.scenario.Scenario` with ``EQUATIONS`` set, one ``knob()`` per field (its checker,

@@ -10,26 +10,55 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from mlsysim_nb.formula import Formula, Symbol
-from mlsysim_nb.model.notation import Quantity, merge
+from mlsysim_nb.formula import Case, Formula, Symbol
+from mlsysim_nb.model.notation import Quantity, merge, quantity
 
-__all__ = ["Equations", "equation_block", "with_equations"]
+__all__ = ["Defined", "Equations", "defined", "equation_block", "with_equations"]
+
+
+@dataclass(frozen=True)
+class Defined:
+    """One entry of a kind's equations: a formula and the notation of the quantity it defines, side by side."""
+
+    formula: Formula
+    quantity: Quantity
+
+
+def defined(
+    name: str,
+    expression: str = "",
+    doc: str = "",
+    unit: str = "",
+    *,
+    symbol: str,
+    label: str,
+    base: str = "",
+    cases: tuple[Case, ...] = (),
+    note: str = "",
+) -> Defined:
+    """A :class:`~mlsysim_nb.formula.Formula` with its quantity's ``symbol`` (``"M_w"``), ``label`` and ``base`` unit.
+
+    ``base`` is the unit of the magnitude inside the model (``"byte"``, ``"second"``, ``""``); ``unit`` is
+    what the property returns (``"GB"``).
+    """
+    formula = Formula(name, expression, doc, unit, cases=cases, note=note)
+    return Defined(formula, quantity(symbol, base, label))
 
 
 class Equations:
-    """The equations of one kind: formulas in reading order, a notation row per name they define, constants.
+    """The equations of one kind: formulas in reading order, each with its quantity's notation, and constants.
 
-    ``notation`` holds a row for every formula (its symbol, the base unit of its magnitude and a label),
-    and for the other names the kind's equations define rather than read from a field or a record: the
-    flags its scenario sets, the arguments of its methods and its ``constants`` (name -> magnitude).
-    ``includes`` are the equations of the kinds it composes; their formulas and rows come first.
+    ``definitions`` pair each formula with the symbol, base unit and label of what it computes
+    (:func:`defined`). ``notation`` holds the rows of the other names the kind's equations define rather
+    than read from a field or a record: the flags its scenario sets, the arguments of its methods and its
+    ``constants`` (name -> magnitude). ``includes`` are the equations of the kinds it composes; their
+    formulas and rows come first.
 
-    >>> from mlsysim_nb.formula import Formula
-    >>> from mlsysim_nb.model.notation import quantity
-    >>> toy = Equations("toy", [Formula("area", "width * width")], {"area": quantity("A", "", "area")})
+    >>> toy = Equations("toy", [defined("area", "width * width", symbol="A", label="area")])
     >>> toy.evaluate("area", {"width": 3})
     9
     """
@@ -44,24 +73,31 @@ class Equations:
     def __init__(
         self,
         name: str,
-        formulas: Iterable[Formula],
-        notation: Mapping[str, Quantity],
+        definitions: Iterable[Defined],
+        notation: Mapping[str, Quantity] | None = None,
         *,
         constants: Mapping[str, Any] | None = None,
         includes: Iterable[Equations] = (),
     ) -> None:
-        own = tuple(formulas)
+        entries = tuple(definitions)
+        own = tuple(d.formula for d in entries)
         includes = tuple(includes)
         names = [f.name for f in own]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             msg = f"{name}: {', '.join(twice)} defined twice"
             raise ValueError(msg)
-        constants = dict(constants or {})
-        unwritten = sorted((set(names) | constants.keys()) - notation.keys())
-        if unwritten:
-            msg = f"{name}: no notation row for {', '.join(unwritten)}: give each a Quantity"
+        others = dict(notation or {})
+        beside = sorted(set(names) & others.keys())
+        if beside:
+            msg = f"{name}: {', '.join(beside)} is written with its formula, not in the other names' notation"
             raise ValueError(msg)
+        constants = dict(constants or {})
+        unwritten = sorted(constants.keys() - others.keys())
+        if unwritten:
+            msg = f"{name}: no notation row for the constant {', '.join(unwritten)}: give each a Quantity"
+            raise ValueError(msg)
+        notation = {**{d.formula.name: d.quantity for d in entries}, **others}
         table: dict[str, Formula] = {}
         for part in (*includes, None):
             source = own if part is None else tuple(part.formulas.values())

@@ -5,33 +5,38 @@ from __future__ import annotations
 import pytest
 
 from mlsysim_nb import ActivationMemoryScenario, ParallelTrainingScenario, Scenarios, TrainingStateFitScenario
-from mlsysim_nb.formula import Formula
-from mlsysim_nb.model.equations import Equations
+from mlsysim_nb.model.equations import Equations, defined
 from mlsysim_nb.model.notation import merge, quantity
 
-_AREA = Formula("area", "width * height", "A rectangle's area.")
-_ROWS = {"area": quantity("A", "", "area")}
+_AREA = defined("area", "width * height", "A rectangle's area.", symbol="A", label="area")
 
 
 def test_equations_evaluate_with_their_constants() -> None:
     """Area = 3 x height with height a constant 4: 12; a missing input is named."""
-    toy = Equations("toy", [_AREA], {**_ROWS, "height": quantity("y", "", "height")}, constants={"height": 4})
+    toy = Equations("toy", [_AREA], {"height": quantity("y", "", "height")}, constants={"height": 4})
     assert toy.evaluate("area", {"width": 3}) == 12
+    assert toy.notation["area"] == quantity("A", "", "area")
     with pytest.raises(KeyError, match="area needs 'width'"):
         toy.evaluate("area", {})
 
 
-def test_a_formula_without_notation_is_refused() -> None:
-    """Every formula needs its row: symbol, base unit, label."""
-    with pytest.raises(ValueError, match="no notation row for area"):
-        Equations("toy", [_AREA], {})
+def test_a_constant_without_notation_is_refused() -> None:
+    """Every constant needs its row: symbol, base unit, label."""
+    with pytest.raises(ValueError, match="no notation row for the constant height"):
+        Equations("toy", [_AREA], constants={"height": 4})
+
+
+def test_a_formula_s_row_is_written_with_it_only() -> None:
+    """A formula's notation sits beside it; a second row for it elsewhere is refused."""
+    with pytest.raises(ValueError, match="area is written with its formula"):
+        Equations("toy", [_AREA], {"area": quantity("S", "", "area")})
 
 
 def test_two_kinds_defining_one_name_are_refused_when_combined() -> None:
     """Including two equations that define the same name differently is refused, naming it."""
-    other = Equations("other", [Formula("area", "width * width")], _ROWS)
+    other = Equations("other", [defined("area", "width * width", symbol="A", label="area")])
     with pytest.raises(ValueError, match="'area'"):
-        Equations("both", [], {}, includes=(Equations("toy", [_AREA], _ROWS), other))
+        Equations("both", [], includes=(Equations("toy", [_AREA]), other))
 
 
 def test_notation_written_two_ways_is_refused() -> None:

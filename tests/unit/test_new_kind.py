@@ -24,14 +24,16 @@ _FILES = {
         COLORS = {"prompt cache": "#117733"}
     """,
     "physics.py": """
-        from mlsysim_nb.formula import Formula
-        from mlsysim_nb.model.equations import Equations
-        from mlsysim_nb.model.notation import quantity
+        from mlsysim_nb.model.equations import Equations, defined
 
         EQUATIONS = Equations(
             "the prompt-cache equations",
-            [Formula("toy_prompt_cache", "toy_prompt_tokens * toy_prompt_bytes", "Cache of the prompt.", "GB")],
-            {"toy_prompt_cache": quantity("M_p", "byte", "prompt cache")},
+            [
+                defined(
+                    "toy_prompt_cache", "toy_prompt_tokens * toy_prompt_bytes", "Cache of the prompt.", "GB",
+                    symbol="M_p", label="prompt cache", base="byte",
+                )
+            ],
         )
     """,
     "model.py": """

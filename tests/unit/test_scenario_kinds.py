@@ -19,25 +19,22 @@ import numpy as np
 import pytest
 
 from mlsysim_nb import Q_, FieldError, compare, explore, kinds, sweep
-from mlsysim_nb.formula import Formula
-from mlsysim_nb.model.equations import Equations
+from mlsysim_nb.model.equations import Equations, defined
 from mlsysim_nb.model.knob import knob
-from mlsysim_nb.model.notation import quantity
 from mlsysim_nb.model.scenario import Scenario, derived
 
 PACKAGE = Path(__file__).resolve().parents[2] / "mlsysim_nb"
 
+_D = defined
 TOY_EQUATIONS = Equations(
     "the toy cache equations",
     [
-        Formula("toy_cache", "toy_tokens * toy_bytes_per_token", "Key/value cache of the prompt.", "GB"),
-        Formula("toy_cache_halved", "toy_cache / 2", "The cache with 8-bit instead of 16-bit values.", "GB"),
+        _D("toy_cache", "toy_tokens * toy_bytes_per_token", "Key/value cache of the prompt.", "GB",
+           symbol="M_kv", label="key/value cache", base="byte"),
+        _D("toy_cache_halved", "toy_cache / 2", "The cache with 8-bit instead of 16-bit values.", "GB",
+           symbol="M_kv,8", label="8-bit key/value cache", base="byte"),
     ],
-    {
-        "toy_cache": quantity("M_kv", "byte", "key/value cache"),
-        "toy_cache_halved": quantity("M_kv,8", "byte", "8-bit key/value cache"),
-    },
-)
+)  # fmt: skip
 
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)

@@ -1,10 +1,10 @@
 """The equations of the activation kind, once, as data: a transformer's saved activations and the recompute arithmetic.
 
-Each formula's quantity has a row in :data:`NOTATION`, beside the rows of the layer table's constants
-(sums over the layer table, :mod:`mlsysim_nb.physics`), of the flag the scenario sets and of its methods' arguments;
-:data:`EQUATIONS` joins them into the value
-:class:`~mlsysim_nb.kinds.activation.model.ActivationMemoryScenario` reads (and the helper functions of
-:mod:`mlsysim_nb.helpers` evaluate).
+Each formula is written with the symbol, label and base unit of the quantity it computes
+(:func:`~mlsysim_nb.model.equations.defined`); :data:`NOTATION` writes the other names: the layer table's
+constants (its sums, from :mod:`mlsysim_nb.physics`), the flag the scenario sets and its methods'
+arguments. :data:`EQUATIONS` is the value :class:`~mlsysim_nb.kinds.activation.model.ActivationMemoryScenario`
+reads (and the helper functions of :mod:`mlsysim_nb.helpers` evaluate).
 
 Sources
 -------
@@ -24,8 +24,8 @@ Sources
 
 from __future__ import annotations
 
-from mlsysim_nb.formula import Case, Formula, Symbol
-from mlsysim_nb.model.equations import Equations
+from mlsysim_nb.formula import Case, Symbol
+from mlsysim_nb.model.equations import Equations, defined
 from mlsysim_nb.model.notation import Quantity, quantity
 from mlsysim_nb.physics import (
     KORTHIKANTI_FFN_BYTES,
@@ -37,146 +37,235 @@ from mlsysim_nb.physics import (
 
 __all__ = ["CONSTANTS", "EQUATIONS", "NOTATION", "STRATEGIES"]
 
-_F = Formula
+_D = defined
 
 _ACTIVATION = [
-    _F(
+    _D(
         "sequence",
         doc="Context length used by the activation model.",
         cases=(
             Case("stated", "seq_len", when="seq_given"),
             Case("from the workload", "context_length"),
         ),
+        symbol="s",
+        label="sequence length",
     ),
-    _F(
+    _D(
         "per_token_bytes_coefficient",
         "(per_token_constant + ffn_constant * ffn_multiple) * precision_bytes / 2",
         "Linear activation bytes per hidden element per layer, scaled from 16-bit to this width.",
         note="18 + 4f at 16 bits: 34 with Korthikanti's 4h MLP; the two f·h-wide MLP tensors grow with f.",
+        symbol="κ_tok",
+        label="per-token coefficient",
+        base="byte",
     ),
-    _F(
+    _D(
         "score_bytes_coefficient",
         "score_constant * heads * sequence / hidden_dim * precision_bytes / 2",
         "Attention-score bytes per hidden element per layer, on the same footing.",
+        symbol="κ_score",
+        label="attention-score coefficient",
+        base="byte",
     ),
-    _F(
+    _D(
         "score_share",
         "score_bytes_coefficient / (per_token_bytes_coefficient + score_bytes_coefficient)",
         "Attention-score fraction of the unrecomputed activations.",
+        symbol="φ_score",
+        label="attention-score share",
     ),
-    _F(
+    _D(
         "activations_none",
         "layers * sequence * micro_batch * hidden_dim * (per_token_bytes_coefficient + score_bytes_coefficient)",
         "Saved activations with no recomputation: every tensor, attention scores included.",
         "byte",
+        symbol="M_none",
+        label="activations, no recomputation",
+        base="byte",
     ),
-    _F(
+    _D(
         "activations_selective",
         "layers * sequence * micro_batch * hidden_dim * per_token_bytes_coefficient",
         "Saved activations with selective recomputation: the attention scores are rebuilt.",
         "byte",
+        symbol="M_sel",
+        label="activations, selective recomputation",
+        base="byte",
     ),
-    _F(
+    _D(
         "activations_full",
         "layers * sequence * micro_batch * hidden_dim * precision_bytes",
         "Saved activations with full recomputation: only each layer's input is kept.",
         "byte",
+        symbol="M_full rc",
+        label="activations, full recomputation",
+        base="byte",
     ),
-    _F(
+    _D(
         "per_token_activations",
         "activations_selective",
         "Activations that grow in proportion to sequence length (everything but the scores), "
         "for the whole micro-batch.",
         "GB",
+        symbol="M_tok",
+        label="per-token activations",
+        base="byte",
     ),
-    _F(
+    _D(
         "per_sequence_activations",
         "per_token_activations / micro_batch",
         "Per-token activations of one sequence: the slope against batch size.",
         "GB",
+        symbol="M_seq",
+        label="per-sequence activations",
+        base="byte",
     ),
-    _F(
+    _D(
         "score_activations",
         "activations_none - activations_selective",
         "Stored attention scores, removed by selective recomputation.",
         "GB",
+        symbol="M_score",
+        label="attention-score activations",
+        base="byte",
     ),
-    _F(
+    _D(
         "segment_layers",
         "layers // checkpoint_segments",
         "Layers in each checkpoint segment (floor division; leftover layers are not represented).",
+        symbol="L_seg",
+        label="layers per segment",
     ),
-    _F(
+    _D(
         "segment_input",
         "micro_batch * sequence * hidden_dim * precision_bytes",
         "One segment boundary's kept hidden-state tensor.",
         "MB",
+        symbol="M_in",
+        label="one segment input",
+        base="byte",
     ),
-    _F("segment_inputs", "checkpoint_segments * segment_input", "Kept inputs of all segments.", "GB"),
-    _F(
+    _D(
+        "segment_inputs",
+        "checkpoint_segments * segment_input",
+        "Kept inputs of all segments.",
+        "GB",
+        symbol="M_inputs",
+        label="all segment inputs",
+        base="byte",
+    ),
+    _D(
         "live_segment",
         "per_token_activations / layers * segment_layers",
         "One segment's per-token activations, rebuilt in the backward pass.",
         "GB",
+        symbol="M_live",
+        label="live segment",
+        base="byte",
     ),
-    _F(
+    _D(
         "checkpointed_activations",
         "segment_inputs + live_segment",
         "Segment inputs plus one live rebuilt segment (its input counted twice: conservative).",
         "GB",
+        symbol="M_seg ckpt",
+        label="segment-checkpointed activations",
+        base="byte",
     ),
-    _F(
+    _D(
         "projection_activations_per_layer",
         "projection_tensors * micro_batch * sequence * hidden_dim * precision_bytes",
         "Illustrative saved state of four hidden-width projection tensors.",
         "MB",
+        symbol="m_proj",
+        label="projection tensors per layer",
+        base="byte",
     ),
-    _F(
+    _D(
         "ffn_activations_per_layer",
         "micro_batch * sequence * ffn_multiple * hidden_dim * precision_bytes",
         "Illustrative expanded feed-forward activation tensor.",
         "MB",
+        symbol="m_ffn",
+        label="feed-forward tensor per layer",
+        base="byte",
     ),
-    _F(
+    _D(
         "score_activations_per_layer",
         "score_activations / layers",
         "Average stored attention-score footprint per layer.",
         "MB",
+        symbol="m_score",
+        label="attention scores per layer",
+        base="byte",
     ),
-    _F(
+    _D(
         "line_items_per_layer",
         "projection_activations_per_layer + ffn_activations_per_layer + score_activations_per_layer"
         " + normalization_per_layer",
         "Sum of the explicit tensors of one layer (not forced to equal the aggregate estimate).",
         "MB",
+        symbol="m_items",
+        label="line items per layer",
+        base="byte",
     ),
-    _F("line_items_total", "line_items_per_layer * layers", "Explicit line items across the model.", "GB"),
-    _F("training_flops", "6 * parameters * tokens", "Training FLOPs: 2P forward plus 4P backward per token."),
-    _F(
+    _D(
+        "line_items_total",
+        "line_items_per_layer * layers",
+        "Explicit line items across the model.",
+        "GB",
+        symbol="M_items",
+        label="line items, all layers",
+        base="byte",
+    ),
+    _D(
+        "training_flops",
+        "6 * parameters * tokens",
+        "Training FLOPs: 2P forward plus 4P backward per token.",
+        symbol="F_train",
+        label="training FLOPs",
+    ),
+    _D(
         "checkpointed_training_flops",
         "8 * parameters * tokens",
         "Training FLOPs with full recomputation: one more 2P forward pass per token.",
+        symbol="F_train,rc",
+        label="training FLOPs with recomputation",
     ),
-    _F("decode_flops", "2 * parameters * tokens", "Forward-pass (decode) FLOPs: 2P per token."),
-    _F(
+    _D(
+        "decode_flops",
+        "2 * parameters * tokens",
+        "Forward-pass (decode) FLOPs: 2P per token.",
+        symbol="F_fwd",
+        label="forward-pass FLOPs",
+    ),
+    _D(
         "forward_equivalents",
         "training_flops / decode_flops",
         "Training arithmetic in forward-pass units (context attention omitted).",
+        symbol="n_fwd",
+        label="training work in forward passes",
     ),
-    _F(
+    _D(
         "recompute_overhead",
         "checkpointed_training_flops / training_flops - 1",
         "Relative arithmetic added by full recomputation (a work ratio, not measured runtime).",
+        symbol="ρ_rc",
+        label="recompute overhead",
     ),
-    _F(
+    _D(
         "recompute_forward_equivalents",
         "forward_equivalents * (1 + recompute_overhead)",
         "Training arithmetic with full recomputation, in forward-pass units.",
+        symbol="n_fwd,rc",
+        label="work with recomputation in forward passes",
     ),
-    _F(
+    _D(
         "checkpoint_memory_units",
         "checkpoints + layers / checkpoints",
         "Activation memory with k evenly spaced checkpoints, in layer units: k + L/k.",
+        symbol="u_ckpt",
+        label="checkpoint memory in layer units",
     ),
 ]
 
@@ -188,7 +277,7 @@ CONSTANTS = {
     "projection_tensors": PROJECTION_TENSORS,
 }
 
-#: The notation of what these equations define: each formula's quantity, the constants, flag and arguments.
+#: The notation of the other names these equations define: the constants, the flag and the arguments.
 NOTATION: dict[str, Quantity] = {
     # -- the layer table's constants, written as their numbers
     "per_token_constant": Quantity(
@@ -203,34 +292,6 @@ NOTATION: dict[str, Quantity] = {
     "seq_given": quantity("seq_given", "", "the sequence length is stated"),
     "checkpoints": quantity("k", "", "checkpoints"),
     "tokens": quantity("D", "", "tokens"),
-    # -- results
-    "sequence": quantity("s", "", "sequence length"),
-    "per_token_bytes_coefficient": quantity("κ_tok", "byte", "per-token coefficient"),
-    "score_bytes_coefficient": quantity("κ_score", "byte", "attention-score coefficient"),
-    "score_share": quantity("φ_score", "", "attention-score share"),
-    "activations_none": quantity("M_none", "byte", "activations, no recomputation"),
-    "activations_selective": quantity("M_sel", "byte", "activations, selective recomputation"),
-    "activations_full": quantity("M_full rc", "byte", "activations, full recomputation"),
-    "per_token_activations": quantity("M_tok", "byte", "per-token activations"),
-    "per_sequence_activations": quantity("M_seq", "byte", "per-sequence activations"),
-    "score_activations": quantity("M_score", "byte", "attention-score activations"),
-    "segment_layers": quantity("L_seg", "", "layers per segment"),
-    "segment_input": quantity("M_in", "byte", "one segment input"),
-    "segment_inputs": quantity("M_inputs", "byte", "all segment inputs"),
-    "live_segment": quantity("M_live", "byte", "live segment"),
-    "checkpointed_activations": quantity("M_seg ckpt", "byte", "segment-checkpointed activations"),
-    "projection_activations_per_layer": quantity("m_proj", "byte", "projection tensors per layer"),
-    "ffn_activations_per_layer": quantity("m_ffn", "byte", "feed-forward tensor per layer"),
-    "score_activations_per_layer": quantity("m_score", "byte", "attention scores per layer"),
-    "line_items_per_layer": quantity("m_items", "byte", "line items per layer"),
-    "line_items_total": quantity("M_items", "byte", "line items, all layers"),
-    "training_flops": quantity("F_train", "", "training FLOPs"),
-    "checkpointed_training_flops": quantity("F_train,rc", "", "training FLOPs with recomputation"),
-    "decode_flops": quantity("F_fwd", "", "forward-pass FLOPs"),
-    "forward_equivalents": quantity("n_fwd", "", "training work in forward passes"),
-    "recompute_overhead": quantity("ρ_rc", "", "recompute overhead"),
-    "recompute_forward_equivalents": quantity("n_fwd,rc", "", "work with recomputation in forward passes"),
-    "checkpoint_memory_units": quantity("u_ckpt", "", "checkpoint memory in layer units"),
 }
 
 #: The activation equations, in reading order.
