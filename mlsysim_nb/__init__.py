@@ -12,13 +12,6 @@ from typing import Any
 from mlsysim_nb import kinds
 from mlsysim_nb.catalog import Scenarios
 from mlsysim_nb.errors import FieldError, FieldUnitError, HardwareFileError, NotApplicableError
-from mlsysim_nb.helpers import (
-    calc_activation_memory,
-    calc_checkpoint_memory_units,
-    calc_low_rank_update_params,
-    calc_transformer_decode_flops,
-    calc_transformer_training_flops,
-)
 from mlsysim_nb.options import set_options
 from mlsysim_nb.physics import KORTHIKANTI_PER_TOKEN_BYTES, KORTHIKANTI_SCORE_BYTES
 from mlsysim_nb.records.hardware import Hardware, HardwareCatalog, HardwareNode, Memory, load_hardware
@@ -81,8 +74,22 @@ def sweep(scenario: Any, **axes: Any) -> Any:
     return _sweep(scenario, **axes)
 
 
+#: the reference's helper functions; they load with the two kinds whose equations they evaluate, on first use
+_HELPERS = (
+    "calc_activation_memory",
+    "calc_checkpoint_memory_units",
+    "calc_low_rank_update_params",
+    "calc_transformer_decode_flops",
+    "calc_transformer_training_flops",
+)
+
+
 def __getattr__(name: str) -> Any:
-    # the result classes load with their modules, on first use (import stays quick)
+    # the result classes and the helpers load with their modules, on first use (import stays quick)
+    if name in _HELPERS:
+        from mlsysim_nb import helpers
+
+        return getattr(helpers, name)
     if name == "Sweep":
         from mlsysim_nb.live.sweeps import Sweep
 

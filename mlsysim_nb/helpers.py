@@ -1,16 +1,20 @@
-"""The helper functions of the reference implementation (mlsysim), over :mod:`mlsysim_nb.physics`'s formulas.
+"""The helper functions of the reference implementation (mlsysim), over the activation and training equations.
 
 Each evaluates the same :class:`~mlsysim_nb.formula.Formula` records the
 scenarios use (so the equations are never retyped) and returns a pint
-quantity, or a plain number for counts and ratios.
+quantity, or a plain number for counts and ratios. Their docstrings show the
+equations in the notation of the scenario class whose equations they evaluate.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from mlsysim_nb.kinds.activation.model import ActivationMemoryScenario
+from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
+from mlsysim_nb.model.equations import with_equations
 from mlsysim_nb.model.fields import check_count, check_number
-from mlsysim_nb.physics import STRATEGIES, evaluate, with_equations
+from mlsysim_nb.physics import STRATEGIES
 
 __all__ = [
     "calc_activation_memory",
@@ -27,6 +31,7 @@ __all__ = [
     "activations_full",
     "per_token_bytes_coefficient",
     "score_bytes_coefficient",
+    source=ActivationMemoryScenario,
 )
 def calc_activation_memory(  # noqa: PLR0917 - the reference's helper takes these positionally
     n_layers: int,
@@ -78,10 +83,10 @@ def calc_activation_memory(  # noqa: PLR0917 - the reference's helper takes thes
         "precision_bytes": precision_bytes,
         "ffn_multiple": 4,  # Korthikanti's 4h MLP: the helper, like the reference's, takes no FFN width
     }
-    return Q_(evaluate(f"activations_{strategy}", inputs), "byte")
+    return Q_(ActivationMemoryScenario.EQUATIONS.evaluate(f"activations_{strategy}", inputs), "byte")
 
 
-@with_equations("checkpoint_memory_units")
+@with_equations("checkpoint_memory_units", source=ActivationMemoryScenario)
 def calc_checkpoint_memory_units(n_layers: int, checkpoints: int) -> float:
     """Activation memory of ``k`` evenly spaced checkpoints over ``L`` layers, in layer units.
 
@@ -93,10 +98,14 @@ def calc_checkpoint_memory_units(n_layers: int, checkpoints: int) -> float:
     """
     check_number("calc_checkpoint_memory_units", "n_layers", n_layers)
     check_number("calc_checkpoint_memory_units", "checkpoints", checkpoints)
-    return float(evaluate("checkpoint_memory_units", {"layers": n_layers, "checkpoints": checkpoints}))
+    return float(
+        ActivationMemoryScenario.EQUATIONS.evaluate(
+            "checkpoint_memory_units", {"layers": n_layers, "checkpoints": checkpoints}
+        )
+    )
 
 
-@with_equations("training_flops", "checkpointed_training_flops")
+@with_equations("training_flops", "checkpointed_training_flops", source=ActivationMemoryScenario)
 def calc_transformer_training_flops(n_params: float, n_tokens: float, activation_checkpointing: bool = False) -> Any:
     """Training FLOPs of a dense transformer, with or without recomputing the forward pass (Kaplan et al. 2020).
 
@@ -108,10 +117,12 @@ def calc_transformer_training_flops(n_params: float, n_tokens: float, activation
     check_number("calc_transformer_training_flops", "n_params", n_params)
     check_number("calc_transformer_training_flops", "n_tokens", n_tokens)
     name = "checkpointed_training_flops" if activation_checkpointing else "training_flops"
-    return Q_(evaluate(name, {"parameters": float(n_params), "tokens": n_tokens}), "FLOP")
+    return Q_(
+        ActivationMemoryScenario.EQUATIONS.evaluate(name, {"parameters": float(n_params), "tokens": n_tokens}), "FLOP"
+    )
 
 
-@with_equations("decode_flops")
+@with_equations("decode_flops", source=ActivationMemoryScenario)
 def calc_transformer_decode_flops(n_params: float, n_tokens: float = 1) -> Any:
     """Forward-pass FLOPs per token (attention over the context is left out).
 
@@ -122,10 +133,15 @@ def calc_transformer_decode_flops(n_params: float, n_tokens: float = 1) -> Any:
 
     check_number("calc_transformer_decode_flops", "n_params", n_params)
     check_number("calc_transformer_decode_flops", "n_tokens", n_tokens)
-    return Q_(evaluate("decode_flops", {"parameters": float(n_params), "tokens": n_tokens}), "FLOP")
+    return Q_(
+        ActivationMemoryScenario.EQUATIONS.evaluate(
+            "decode_flops", {"parameters": float(n_params), "tokens": n_tokens}
+        ),
+        "FLOP",
+    )
 
 
-@with_equations("low_rank_update_params")
+@with_equations("low_rank_update_params", source=TrainingStateFitScenario)
 def calc_low_rank_update_params(in_dim: int, out_dim: int, rank: int) -> int:
     """Trainable parameters of one rank-``r`` update of a ``d_in × d_out`` matrix (Hu et al. 2021).
 
@@ -135,4 +151,4 @@ def calc_low_rank_update_params(in_dim: int, out_dim: int, rank: int) -> int:
     for name, value in [("in_dim", in_dim), ("out_dim", out_dim), ("rank", rank)]:
         check_count("calc_low_rank_update_params", name, value)
     inputs = {"adapter_rank": rank, "adapter_in_dim": in_dim, "adapter_out_dim": out_dim}
-    return int(evaluate("low_rank_update_params", inputs))
+    return int(TrainingStateFitScenario.EQUATIONS.evaluate("low_rank_update_params", inputs))

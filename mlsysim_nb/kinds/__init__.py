@@ -5,10 +5,18 @@ A kind is a subpackage here, holding
 * ``__init__.py``: its declaration, which this registry reads. It stays light (no import of the model):
   ``KIND``, the name of its scenario class; ``COLORS``, its chart parts' colours; optionally ``ORDER``,
   where its cases come in the catalog (lower first; 100 when not given, then by folder name);
-* ``model.py``: the scenario class named by ``KIND`` (its fields and properties);
+* ``physics.py``: its equations as a value, ``EQUATIONS = Equations(name, definitions, notation)``
+  (:class:`mlsysim_nb.model.equations.Equations`): each formula written with the symbol, label and base unit
+  of the quantity it computes (:func:`~mlsysim_nb.model.equations.defined`), and the notation of the other
+  names it defines (the flags its scenario sets, its methods' arguments, its constants); a kind that
+  composes others passes ``includes=(their EQUATIONS, ...)``. Nothing is registered: the class reads it;
+* ``model.py``: the scenario class named by ``KIND``, a frozen dataclass on
+  :class:`mlsysim_nb.model.scenario.Scenario` with ``EQUATIONS`` set, one ``knob()`` per field (its checker,
+  range, symbol, unit, label, help and control), ``derived("name")`` per formula it shows, and ``COUPLINGS``
+  when a field follows another (:class:`mlsysim_nb.model.changes.Follows`);
+* ``view.py``, its presentation as data (a mixin typing ``self`` as a protocol of what it reads);
 * ``cases.py``: ``CASES``, its named scenarios as factories taking the catalog
-  (:func:`mlsysim_nb.catalog.case` builds one); a factory loads the model when it is called;
-* ``physics.py`` where the kind has equations of its own, and ``view.py``, its presentation as data.
+  (:func:`mlsysim_nb.catalog.case` builds one); a factory loads the model when it is called.
 
 ``import mlsysim_nb`` reads the declarations only: a kind's class, equations and cases load on first use.
 :data:`mlsysim_nb.Scenarios` lists every kind's cases, ``mlsysim_nb.<KIND>`` exports each class, and the

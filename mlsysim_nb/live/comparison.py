@@ -10,7 +10,6 @@ import numpy as np
 
 from mlsysim_nb.errors import NotApplicableError
 from mlsysim_nb.formula import format_number
-from mlsysim_nb.physics import QUANTITIES
 from mlsysim_nb.render.display import RichRepr
 from mlsysim_nb.render.html import wrap
 from mlsysim_nb.render.numbers import format_result
@@ -29,7 +28,7 @@ def _cell(s: Scenario, name: str) -> tuple[str, Any]:
         return "n/a", None
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value)), bool(value)  # read as in Python
-    return format_result(QUANTITIES[name].base, value), value
+    return format_result(s.base_unit(name), value), value
 
 
 def _change(first: Any, value: Any) -> str:

@@ -2,7 +2,7 @@
 
 A scenario kind lists its controls (``scenario.controls()``) with the builders
 here; each numeric control takes its range, scale, label and choices from the
-field's one declaration (:class:`mlsysim_nb.model.fields.Knob`), so a control offers
+field's one declaration (:class:`mlsysim_nb.model.knob.Knob`), so a control offers
 exactly what validation accepts. This module never asks which kind of scenario
 it holds. :mod:`mlsysim_nb.live.explorer` renders the records as ipywidgets; any
 other front end could.
@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mlsysim_nb.errors import show_number
-from mlsysim_nb.model.fields import knobs
+from mlsysim_nb.model.knob import knobs
 
 if TYPE_CHECKING:
-    from mlsysim_nb.model.scenario import Scenario
+    from mlsysim_nb.model.protocol import ScenarioLike
 
 __all__ = [
     "ControlSpec",
@@ -82,7 +82,7 @@ _MISSING: Any = object()
 
 
 def field_control(
-    scenario: Scenario, name: str, *, value: Any = _MISSING, low: float | None = None, bind: Bind | None = None
+    scenario: ScenarioLike, name: str, *, value: Any = _MISSING, low: float | None = None, bind: Bind | None = None
 ) -> ControlSpec:
     """The control a field declares: its range (the field's bounds here), scale, label and choices."""
     declared = knobs(scenario).get(name)
@@ -165,7 +165,7 @@ def catalog_record(kind: str, key: Any) -> Any:
     return None if key is None else _catalog(kind)[key]
 
 
-def catalog_control(scenario: Scenario, kind: str, bind: Bind | None = None) -> ControlSpec:
+def catalog_control(scenario: ScenarioLike, kind: str, bind: Bind | None = None) -> ControlSpec:
     """A dropdown over a catalog (``"hardware"`` or ``"workload"``) for the field of that name.
 
     ``bind(scenario, record)`` turns the chosen record into changes; by default it sets the field
@@ -185,12 +185,12 @@ def catalog_control(scenario: Scenario, kind: str, bind: Bind | None = None) -> 
     return ControlSpec(kind, label, "dropdown", key, options=options, bind=to_record)
 
 
-def controls_for(scenario: Scenario) -> list[ControlSpec]:
+def controls_for(scenario: ScenarioLike) -> list[ControlSpec]:
     """The controls of a scenario: its kind's own list (``scenario.controls()``)."""
     return list(scenario.controls())
 
 
-def changes_for(spec: ControlSpec, scenario: Scenario, value: Any) -> Changes:
+def changes_for(spec: ControlSpec, scenario: ScenarioLike, value: Any) -> Changes:
     """The field changes that setting ``spec`` to ``value`` means (none for a view setting)."""
     if spec.kind == "view":
         return {}
@@ -199,7 +199,7 @@ def changes_for(spec: ControlSpec, scenario: Scenario, value: Any) -> Changes:
     return {spec.name: value}  # a fraction is the model's to refuse, never truncated here
 
 
-def apply_control(scenario: Scenario, spec: ControlSpec, value: Any, **extra: Any) -> Any:
+def apply_control(scenario: ScenarioLike, spec: ControlSpec, value: Any, **extra: Any) -> Any:
     """The scenario after setting ``spec`` to ``value``: one validating ``variant()`` (may raise)."""
     changes = changes_for(spec, scenario, value)
     if not changes and not extra:

@@ -113,11 +113,14 @@ def _log_control(spec: ControlSpec) -> tuple[Any, Any]:
     lo, hi = log2_bounds(dataclasses.replace(spec, high=min(spec.high, SLIDER_MAX)))
     slider = w.FloatLogSlider(
         value=2**lo, base=2, min=lo, max=hi, step=1, readout=False, continuous_update=True,
-        description=spec.label, style={"description_width": "initial"},
+        description=spec.label, tooltip=spec.help or None, style={"description_width": "initial"},
         layout=w.Layout(flex="1 1 auto", min_width="150px"),
     )  # fmt: skip
     slider.value = slider_position(slider, spec.value)
-    box = w.Text(value=str(spec.value), continuous_update=False, layout=w.Layout(width="7em", flex="0 0 auto"))
+    box = w.Text(
+        value=str(spec.value), tooltip=spec.help or None, continuous_update=False,
+        layout=w.Layout(width="7em", flex="0 0 auto"),
+    )  # fmt: skip
     return w.HBox([slider, box], layout=w.Layout(width="98%")), (slider, box)
 
 
@@ -135,7 +138,7 @@ def typed_number(text: Any) -> Any:
 
 
 def _widget(spec: ControlSpec) -> Any:
-    common = {"description": spec.label, "disabled": spec.disabled, **_COMMON}
+    common = {"description": spec.label, "tooltip": spec.help or None, "disabled": spec.disabled, **_COMMON}
     if spec.kind == "int":
         return w.IntSlider(
             value=int(spec.value), min=int(spec.low), max=int(spec.high), continuous_update=True, **common

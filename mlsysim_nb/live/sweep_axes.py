@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mlsysim_nb.errors import FieldError
-from mlsysim_nb.model.fields import check_quantity, knobs, parse_quantity
-from mlsysim_nb.physics import QUANTITIES
+from mlsysim_nb.model.fields import check_quantity
+from mlsysim_nb.model.knob import knobs
+from mlsysim_nb.model.text import parse_quantity
 from mlsysim_nb.units import Q_, ureg
 
 if TYPE_CHECKING:
@@ -74,13 +75,13 @@ def axis_text(values: Any) -> str:
     return format_magnitude("", numbers) + _unit_suffix(values)
 
 
-def range_text(name: str, values: np.ndarray) -> str:
+def range_text(base: str, values: np.ndarray) -> str:
     """A quantity's range over the sweep; a yes/no answer as how often it holds (``true for 2 of 3``)."""
     from mlsysim_nb.render.numbers import format_magnitude
 
     if values.dtype == bool:
         return f"true for {int(values.sum()):,} of {values.size:,}"
-    return format_magnitude(QUANTITIES[name].base, values)
+    return format_magnitude(base, values)
 
 
 def plain(values: Any) -> np.ndarray:

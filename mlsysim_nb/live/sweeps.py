@@ -26,8 +26,6 @@ from mlsysim_nb.live.sweep_axes import (
     range_text,
     tick,
 )
-from mlsysim_nb.model.scenario import wrapper
-from mlsysim_nb.physics import FORMULAS, QUANTITIES
 from mlsysim_nb.render.display import RichRepr
 from mlsysim_nb.units import Q_, ureg
 
@@ -85,10 +83,10 @@ class Sweep(RichRepr):
     def __getitem__(self, name: str) -> Any:
         if name in self.axes:
             return self.grid(name)
-        if name not in FORMULAS:
+        if name not in self.base.EQUATIONS:
             msg = f"no quantity {name!r}; available: {', '.join(self.names())}"
             raise KeyError(msg)
-        return wrapper(name)(np.array(self.magnitude(name)))
+        return self.base.wrapper(name)(np.array(self.magnitude(name)))
 
     def to_dict(self) -> dict[str, np.ndarray]:
         """Flat columns: each axis and each applicable quantity in base units (bytes, seconds)."""
@@ -107,14 +105,15 @@ class Sweep(RichRepr):
     # -- answers --------------------------------------------------------------------------
     def _bytes_in_use(self, quantity: str | None) -> tuple[str, np.ndarray]:
         name = quantity or self.base.sweep_quantity()
-        if name not in FORMULAS or name not in self.base.FORMULA_NAMES:
+        if name not in self.base.EQUATIONS or name not in self.base.FORMULA_NAMES:
             msg = f"no quantity {name!r} in this sweep; available: {', '.join(self.names())}"
             raise KeyError(msg)
-        if QUANTITIES[name].base != "byte":
-            unit = QUANTITIES[name].base or "a plain number"
+        if self.base.base_unit(name) != "byte":
+            unit = self.base.base_unit(name) or "a plain number"
+            in_bytes = ", ".join(n for n in self.names() if self.base.base_unit(n) == "byte")
             msg = (
                 f"{name} is not an amount of memory ({unit}), so it cannot be held against a device's "
-                f"capacity; byte quantities here: {', '.join(n for n in self.names() if QUANTITIES[n].base == 'byte')}"
+                f"capacity; byte quantities here: {in_bytes}"
             )
             raise ValueError(msg)
         return name, np.asarray(self.magnitude(name), dtype=float)
@@ -209,7 +208,7 @@ class Sweep(RichRepr):
         others = [a for a in self.axes if a != x]
         values = np.moveaxis(used, list(self.axes).index(x), 0).reshape(len(xs), -1)
         labels = [""] if not others else [f"{others[0]} = {tick(v)}" for v in plain(self.axes[others[0]])]
-        is_bytes = QUANTITIES[name].base == "byte"
+        is_bytes = self.base.base_unit(name) == "byte"
         scale = 1e9 if is_bytes else 1.0
         for column, label in zip(values.T, labels, strict=False):
             ax.plot(xs, column / scale, marker="o" if categorical else ".", label=label or name)
@@ -224,7 +223,7 @@ class Sweep(RichRepr):
         if categorical:
             ax.set_xticks(xs, labels=[tick(v) for v in values_x])
         ax.set_xlabel(x)
-        ax.set_ylabel(f"{name} ({'GB' if is_bytes else QUANTITIES[name].base or 'value'})")
+        ax.set_ylabel(f"{name} ({'GB' if is_bytes else self.base.base_unit(name) or 'value'})")
         if not categorical and log_spaced(xs):
             ax.set_xscale("log", base=2)
         ax.legend(fontsize=8, frameon=False)
@@ -299,7 +298,9 @@ class Sweep(RichRepr):
         from mlsysim_nb.render.html import catalog_html
 
         rows = [[axis, axis_text(values)] for axis, values in self.axes.items()]
-        rows.extend([name, range_text(name, np.asarray(self.magnitude(name)))] for name in self.names())
+        rows.extend(
+            [name, range_text(self.base.base_unit(name), np.asarray(self.magnitude(name)))] for name in self.names()
+        )
         return catalog_html(self._repr_text_(), ["quantity", "range over the sweep"], rows)
 
     def __repr__(self) -> str:

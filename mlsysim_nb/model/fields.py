@@ -1,5 +1,7 @@
 """Validation of field values: counts, byte sizes and rates, scalars or NumPy arrays.
 
+A field's declaration (:func:`~mlsysim_nb.model.knob.knob`) names the checker it goes through.
+
 Each checker returns the value to store on the (frozen) record and its
 magnitude in base units, or raises :class:`~mlsysim_nb.errors.FieldError`
 naming the field and the reason. A plain number given to a byte field means
@@ -8,29 +10,23 @@ bytes; a quantity of the wrong dimension is refused.
 
 from __future__ import annotations
 
-import dataclasses
 import decimal
-import functools
 import math
 import numbers
-import re
 import sys
 from typing import Any
 
 import numpy as np
 
 from mlsysim_nb.errors import FieldError, FieldUnitError, show_number
-from mlsysim_nb.units import Q_, dimensionality, factor, unit, ureg
+from mlsysim_nb.model.text import parse_quantity
+from mlsysim_nb.units import Q_, dimensionality, factor, ureg
 
 __all__ = [
-    "VALUE_WIDTHS",
-    "Knob",
     "check_choice",
     "check_count",
     "check_number",
     "check_quantity",
-    "knob",
-    "knobs",
     "parse_quantity",
 ]
 
@@ -39,50 +35,6 @@ _ARRAY_KINDS = "iuf"
 #: A count typed as a decimal (``Q_(8.03, "Gparam")`` is 8029999999.999999 in binary floating point)
 #: is read as the whole number it misses by at most this relative amount.
 WHOLE_NUMBER_TOLERANCE = 1e-9
-
-
-_QUANTITY_TEXT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/][A-Za-z0-9/* ]*?)\s*$")
-
-#: The longest quantity text read (``"81559 MiB"`` is 9 characters); longer text is refused unread.
-MAX_TEXT_LENGTH = 200
-# a power is a number or unit name (at most 20 characters) raised to a plain exponent below 1000,
-# so that no text makes the unit parser compute a number of billions of digits (``10**10**10``)
-_POWER_BASE = re.compile(r"[\w.]{1,20}\s*$")
-_POWER_EXPONENT = re.compile(r"^\s*(\(\s*[-+]?\d{1,3}(?:\.\d*)?\s*\)|[-+]?\d{1,3}(?:\.\d*)?)(?![\d.]|\s*\*\*)")
-
-
-def _check_text(text: str) -> None:
-    """Refuse, before pint evaluates it, text whose arithmetic could exhaust time or memory."""
-    if len(text) > MAX_TEXT_LENGTH:
-        msg = f"the text is {len(text):,} characters long; a quantity is at most {MAX_TEXT_LENGTH} characters"
-        raise ValueError(msg)
-    from pint.util import string_preprocessor
-
-    expanded = string_preprocessor(text)  # what pint evaluates: superscripts and ^ become **
-    for power in re.finditer(r"\*\*", expanded):
-        if not (_POWER_BASE.search(expanded[: power.start()]) and _POWER_EXPONENT.match(expanded[power.end() :])):
-            msg = "a power must raise a number or unit to a plain exponent between -999 and 999 (no nested powers)"
-            raise ValueError(msg)
-
-
-def parse_quantity(text: str) -> Any:
-    """``"80 GiB"`` -> a quantity, refusing (``ValueError``) text whose arithmetic would exhaust time or memory.
-
-    The one reader of quantity text: a front end that takes typed text (a sweep's values) should read it here.
-    The unit string is parsed once and cached (catalog loading reads dozens).
-
-    >>> parse_quantity("80 GiB")
-    <Quantity(80, 'gibibyte')>
-    """
-    _check_text(text)
-    match = _QUANTITY_TEXT.match(text)
-    if match is None:
-        return Q_(text)
-    number = float(match.group(1))
-    if math.isinf(number) or (number == 0 and decimal.Decimal(match.group(1)) != 0):
-        # beyond a float's range: kept exact, so that the checker refuses it with the field's range
-        return Q_(decimal.Decimal(match.group(1)), unit(match.group(2)))
-    return Q_(int(number) if number.is_integer() and "." not in match.group(1) else number, unit(match.group(2)))
 
 
 def _is_real(value: Any) -> bool:
@@ -481,80 +433,6 @@ def _in_base(  # noqa: C901, PLR0917 - one check per bound, each with its messag
     return magnitude
 
 
-_KINDS = ("count", "bytes", "number", "choice")
-
-#: The value widths a live control offers (label, bytes).
-VALUE_WIDTHS = (("FP32 (4 B)", 4), ("BF16/FP16 (2 B)", 2), ("FP8 (1 B)", 1))
-
-
-@dataclasses.dataclass(frozen=True)
-class Knob:
-    """A field's one declaration: how its value is checked, its bounds, label and live control.
-
-    Validation (``__post_init__``), the live controls, the inputs table and the
-    documentation all read this record, so the range a slider offers is the
-    range the checker accepts.
-
-    ``kind`` is ``"count"`` (a whole number from ``low`` to ``high``),
-    ``"bytes"`` (a quantity of information; a plain number means bytes; ``high``
-    in bytes), ``"number"`` (a plain real number up to ``high``) or
-    ``"choice"`` (one of the values of ``choices``, of the same type). ``positive``
-    refuses zero for bytes and numbers. ``control`` is how a live panel shows
-    it: ``"log"`` (powers of two, with exact entry), ``"int"`` (every whole
-    number), ``"dropdown"`` (``choices``) or ``""`` (no control).
-    """
-
-    kind: str
-    label: str
-    low: int = 1
-    high: float | None = None
-    positive: bool = True
-    optional: bool = False
-    control: str = ""
-    choices: tuple[tuple[str, Any], ...] = ()
-    help: str = ""
-
-    def __post_init__(self) -> None:
-        if self.kind not in _KINDS:
-            msg = f"Knob.kind must be one of {', '.join(_KINDS)}, got {self.kind!r}"
-            raise ValueError(msg)
-
-    @property
-    def unit(self) -> str:
-        """The base unit of the field's magnitude (``"byte"`` or ``""``)."""
-        return "byte" if self.kind == "bytes" else ""
-
-    def check(self, owner: str, field: str, value: Any) -> tuple[Any, Any]:
-        """``(value to store, magnitude in base units)``, or :class:`FieldError` naming ``owner.field``."""
-        if self.kind == "count":
-            high = None if self.high is None else int(self.high)
-            count = check_count(owner, field, value, minimum=self.low, maximum=high, optional=self.optional)
-            return count, count
-        if self.kind == "choice":
-            chosen = check_choice(owner, field, value, tuple(v for _, v in self.choices), optional=self.optional)
-            return chosen, chosen
-        if self.kind == "bytes":
-            return check_quantity(
-                owner, field, value, "byte", positive=self.positive, optional=self.optional, maximum=self.high
-            )
-        if hasattr(value, "units") or isinstance(value, str):
-            _, value = check_quantity(owner, field, value, "byte", positive=self.positive, optional=self.optional)
-        number = check_number(owner, field, value, positive=self.positive, optional=self.optional, maximum=self.high)
-        return number, number
-
-    def describe(self) -> str:
-        """The accepted values in words, e.g. ``"a whole number from 1 to 65,536"``."""
-        if self.kind == "choice":
-            return "one of " + ", ".join(repr(v) for _, v in self.choices)
-        if self.kind == "count":
-            top = "" if self.high is None else f" to {show_number(int(self.high))}"
-            return f"a whole number from {show_number(self.low)}{top}" + (", or None" if self.optional else "")
-        unit = " B" if self.kind == "bytes" else ""
-        low = "more than 0" if self.positive else "0 or more"
-        top = "" if self.high is None else f", at most {show_number(self.high)}{unit}"
-        return f"{'an amount of memory' if unit else 'a number'}, {low}{top}" + (", or None" if self.optional else "")
-
-
 def check_choice(owner: str, field: str, value: Any, allowed: tuple[Any, ...], *, optional: bool = False) -> Any:
     """One of ``allowed``, of the same type (``1`` is not ``True``); an array of them for a sweep."""
     if value is None and optional:
@@ -576,22 +454,3 @@ def check_choice(owner: str, field: str, value: Any, allowed: tuple[Any, ...], *
     if not any(type(value) is type(a) and value == a for a in allowed):
         raise FieldError(owner, field, f"must be one of {shown}, got {_brief(value)}")
     return value
-
-
-def knob(default: Any = dataclasses.MISSING, **declaration: Any) -> Any:
-    """A dataclass field carrying its :class:`Knob` (checker, bounds, label, control)."""
-    meta = {"knob": Knob(**declaration)}
-    if default is dataclasses.MISSING:
-        return dataclasses.field(metadata=meta)
-    return dataclasses.field(default=default, metadata=meta)
-
-
-def knobs(cls: Any) -> dict[str, Knob]:
-    """The declared fields of a dataclass (or instance), by name, in declaration order."""
-    return _knobs(cls if isinstance(cls, type) else type(cls))
-
-
-@functools.lru_cache(maxsize=64)
-def _knobs(cls: type) -> dict[str, Knob]:
-    # declarations are fixed when the class is made: read them once per class
-    return {f.name: f.metadata["knob"] for f in dataclasses.fields(cls) if "knob" in f.metadata}

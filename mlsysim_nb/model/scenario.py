@@ -1,170 +1,61 @@
-"""What both scenarios share: frozen fields, ``variant()``, and properties built from formulas.
+"""The scenario base: its fields checked by their declarations, its equations, and thin display methods.
 
-A scenario converts its inputs to base-unit magnitudes once, in
-``__post_init__``. Each derived property then runs its compiled formula on
-those magnitudes (resolving the formulas it reads, cached per instance) and
-attaches its unit once, at the end.
+A kind's class is a frozen dataclass on :class:`Scenario` that names its equations (``EQUATIONS``, an
+:class:`~mlsysim_nb.model.equations.Equations` from the kind's ``physics.py``). When the class is made,
+the base builds each ``derived(name)`` into a property and renders every docstring's equations in the
+class's notation: the records' rows, each field's ``knob()`` and the equations' own rows. ``variant()``
+lives in :mod:`~mlsysim_nb.model.changes`, the evaluator in :mod:`~mlsysim_nb.model.evaluator` and the
+default presentation in :mod:`~mlsysim_nb.model.defaults`.
 """
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
-import math
+import inspect
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from mlsysim_nb.errors import FieldError, NotApplicableError
-from mlsysim_nb.model.fields import knobs
-from mlsysim_nb.model.presentation import Headline, MemoryChart, SectionSpec
-from mlsysim_nb.physics import FORMULAS, QUANTITIES, SYMBOLS
-from mlsysim_nb.units import factor, maker
+from mlsysim_nb.formula import Symbol
+from mlsysim_nb.model.changes import ORIGIN, Follows, changed_fields, make_variant
+from mlsysim_nb.model.defaults import Presentation
+from mlsysim_nb.model.equations import EQUATIONS_SHOWN, Equations, equation_block
+from mlsysim_nb.model.evaluator import Env, is_array, unit_wrapper
+from mlsysim_nb.model.knob import declared_knobs, knobs
+from mlsysim_nb.model.notation import RECORD_QUANTITIES, Quantity, merge
 
 __all__ = ["Scenario", "changed_fields", "derived", "is_array"]
 
 
-_CHANGED: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("changed", default=frozenset())
-#: the scenario a variant() is made from: its fields' checked magnitudes are reused for the unchanged ones
-_ORIGIN: contextvars.ContextVar[Any] = contextvars.ContextVar("origin", default=None)
+@dataclass(frozen=True)
+class _Derived:
+    """What ``derived()`` leaves in a class body; the class makes it a property when it is defined."""
 
-
-#: how the inputs table names the fields that hold a record or another scenario
-_RECORD_LABELS = {
-    "hardware": "the accelerator",
-    "state": "single-device recipe and device",
-    "activations": "saved activations",
-}
-
-
-def changed_fields() -> frozenset[str]:
-    """The fields the ``variant()`` call being validated changes (empty outside one).
-
-    A check that involves several fields (an adapter shape too large for the
-    model) blames the one the user just changed.
-    """
-    return _CHANGED.get()
-
-
-class Env:
-    """Magnitudes of one scenario, resolved and cached by name.
-
-    Inputs that are absent are stored as ``None`` with the reason in
-    ``needs``; reading one raises :class:`NotApplicableError`.
-    """
-
-    __slots__ = ("needs", "values", "vectorised")
-
-    def __init__(self, values: dict[str, Any], needs: Mapping[str, str], *, vectorised: bool | None = None) -> None:
-        self.values = values
-        self.needs = needs
-        if vectorised is None:
-            vectorised = any(type(v) is np.ndarray for v in values.values())
-        self.vectorised = vectorised
-
-    def get(self, name: str) -> Any:
-        """The magnitude of ``name``, computing it from its formula on first use."""
-        values = self.values
-        if name in values:
-            value = values[name]
-            if value is None:
-                raise NotApplicableError(name, self.needs.get(name, name))
-            return value
-        formula = FORMULAS.get(name)
-        if formula is None:
-            raise KeyError(name)
-        try:
-            if self.vectorised:
-                with np.errstate(all="ignore"):  # a non-finite element is reported below, naming the equation
-                    value = formula.evaluate(self.get)
-            else:  # plain floats raise OverflowError / ZeroDivisionError instead of warning
-                value = formula.evaluate(self.get)
-            if not _finite(value):
-                _not_finite(name, formula.case(self.get).expression)
-        except NotApplicableError as err:
-            if err.quantity == name:
-                raise
-            raise NotApplicableError(name, err.needs) from None
-        except OverflowError:
-            case = formula.case(self.get).expression
-            raise NotApplicableError(name, "a finite value", detail=f"{name} = {case} is unbounded") from None
-        except ZeroDivisionError:
-            case = formula.case(self.get).expression
-            raise NotApplicableError(
-                name, "a non-zero denominator", detail=f"{name} = {case} divides by zero"
-            ) from None
-        values[name] = value
-        return value
-
-    def with_inputs(self, extra: Mapping[str, Any]) -> Env:
-        """A child environment for a method call: ``extra`` inputs, the same cached values."""
-        vectorised = self.vectorised or any(type(v) is np.ndarray for v in extra.values())
-        return Env({**self.values, **extra}, self.needs, vectorised=vectorised)
-
-
-def _not_finite(name: str, case: str) -> None:
-    raise NotApplicableError(name, "a finite value", detail=f"{name} = {case} is not finite")
-
-
-def is_array(value: Any) -> bool:
-    """True for a NumPy array of one or more dimensions (a sweep's values)."""
-    return isinstance(value, np.ndarray) and value.ndim > 0
-
-
-def _finite(value: Any) -> bool:
-    if isinstance(value, (bool, int)):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    return bool(np.all(np.isfinite(value)))
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
-        return value
-    return value if isinstance(value, (bool, int)) else float(value)
-
-
-def wrapper(name: str) -> Callable[[Any], Any]:
-    """The function that attaches ``name``'s output unit to a base-unit magnitude.
-
-    Plain numbers stay plain (float, int, bool); quantities are converted
-    from the base unit (bytes, seconds) to the output unit (GB, ms) here.
-    """
-    out = FORMULAS[name].unit
-    if not out:
-        return _plain
-    base = QUANTITIES[name].base
-    scale = factor(base, out) if base != out else 1.0
-    make: Callable[[Any], Any] = maker(out)
-    if scale == 1.0:
-        return make
-    divisor = factor(out, base) if base else 1.0
-    if scale < 1 and divisor == round(divisor):
-        # bytes -> GB: dividing by the exact 1e9 rounds correctly; multiplying by 1e-9 may not
-        return lambda value: make(value / divisor)
-    return lambda value: make(value * scale)
-
-
-def _wrap(name: str, value: Any) -> Any:
-    """Attach the output unit of ``name`` (see :func:`wrapper`)."""
-    return wrapper(name)(value)
+    name: str
+    post: Callable[[Any], Any] | None = None
 
 
 def derived(name: str, *, post: Callable[[Any], Any] | None = None) -> Any:
-    """A read-only property computing ``FORMULAS[name]``; its docstring carries the equation."""
-    formula = FORMULAS[name]
-    wrap = wrapper(name)
+    """A read-only property computing formula ``name`` of the class's equations; its docstring shows the equation."""
+    return _Derived(name, post)
 
-    def fget(self: Scenario) -> Any:
-        value = self._env.get(name)
-        if post is not None:
-            value = post(value)
-        return wrap(value)
+
+def _property(name: str, post: Callable[[Any], Any] | None, wrap: Callable[[Any], Any], doc: str) -> property:
+    if post is None:
+
+        def fget(self: Scenario) -> Any:
+            return wrap(self._env.get(name))
+
+    else:
+
+        def fget(self: Scenario) -> Any:
+            return wrap(post(self._env.get(name)))
 
     fget.__name__ = name
-    return property(fget, doc=formula.docstring(SYMBOLS))
+    return property(fget, doc=doc)
 
 
 def _is_array_value(value: Any) -> bool:
@@ -185,40 +76,110 @@ def _hashable(value: Any) -> Any:
     return value
 
 
-class Scenario:
-    """Base of the frozen scenario dataclasses: validation hooks and ``variant()``."""
+_NOTATION: dict[type, Mapping[str, Quantity]] = {}
+_WRAPPERS: dict[tuple[type, str], Callable[[Any], Any]] = {}
+
+
+def _sentence(text: str) -> str:
+    return f"{text[0].upper()}{text[1:]}." if text else ""
+
+
+def _field_section(cls: type) -> str:
+    """The ``Fields`` section of a class docstring: each knob's symbol, label, accepted values, help and coupling."""
+    follows = {c.field: c for c in vars(cls).get("COUPLINGS", ())}
+    lines = ["Fields", "------"]
+    for name, declared in declared_knobs(cls).items():
+        lines.append(f"{name} : {declared.quantity(name).symbol.text()}")
+        parts = [_sentence(f"{declared.label}: {declared.describe()}"), _sentence(declared.help)]
+        if name in follows:
+            c = follows[name]
+            parts.append(f"Follows ``{c.leader}`` in ``variant()`` ({c.formula}) unless it is restated too.")
+        lines.append("    " + " ".join(p for p in parts if p))
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
+class Scenario(Presentation):
+    """Base of the frozen scenario dataclasses: validation, equations, ``variant()`` and display."""
 
     _env: Env
     _checked: dict[str, Any]
-    #: the formulas of this scenario's derivation, in reading order
+    #: the kind's equations (from its ``physics.py``)
+    EQUATIONS: ClassVar[Equations]
+    #: the formulas of this scenario's derivation, in reading order (default: the equations' own)
     FORMULA_NAMES: ClassVar[tuple[str, ...]] = ()
+    #: scenario classes this one composes, whose fields its equations read (their notation is included)
+    PARTS: ClassVar[tuple[type[Scenario], ...]] = ()
+    #: fields that follow another field (see :class:`~mlsysim_nb.model.changes.Follows`)
+    COUPLINGS: ClassVar[tuple[Follows, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        equations = cls.__dict__.get("EQUATIONS")
+        if equations is None:
+            return
+        if "FORMULA_NAMES" not in cls.__dict__:
+            cls.FORMULA_NAMES = equations.names
+        symbols = cls.symbols()
+        for attr, value in list(vars(cls).items()):
+            if isinstance(value, _Derived):
+                doc = equations.formula(value.name).docstring(symbols)
+                setattr(cls, attr, _property(value.name, value.post, cls.wrapper(value.name), doc))
+                continue
+            fn = value.fget if isinstance(value, property) else value
+            shown = getattr(fn, EQUATIONS_SHOWN, None)
+            if shown is not None and callable(fn):
+                fn.__doc__ = (fn.__doc__ or "") + equation_block(equations, shown, symbols)
+                if isinstance(value, property):
+                    value.__doc__ = fn.__doc__
+        section = _field_section(cls)
+        if section and cls.__doc__:
+            cls.__doc__ = inspect.cleandoc(cls.__doc__) + "\n\n" + section + "\n"
+
+    # -- notation: the records', the fields' (and the parts' fields') and the equations' rows ----------
+    @classmethod
+    def notation(cls) -> Mapping[str, Quantity]:
+        """Every name this kind's equations read or define: its symbol, base unit and label."""
+        table = _NOTATION.get(cls)
+        if table is None:
+            sources: list[tuple[str, Mapping[str, Quantity]]] = [("the records", RECORD_QUANTITIES)]
+            for klass in (*cls.PARTS, cls):
+                own = {name: k.quantity(name) for name, k in declared_knobs(klass).items()}
+                sources.append((f"the fields of {klass.__name__}", own))
+            sources.append((cls.EQUATIONS.name, cls.EQUATIONS.notation))
+            table = _NOTATION[cls] = merge(sources)
+        return table
+
+    @classmethod
+    def symbols(cls) -> Mapping[str, Symbol]:
+        """How the equations write each name."""
+        return {name: q.symbol for name, q in cls.notation().items()}
+
+    @classmethod
+    def base_unit(cls, name: str) -> str:
+        """The base unit of ``name``'s magnitude (``""`` for plain numbers and names without a row)."""
+        row = cls.notation().get(name)
+        return row.base if row is not None else ""
+
+    @classmethod
+    def wrapper(cls, name: str) -> Callable[[Any], Any]:
+        """The function that attaches formula ``name``'s output unit to its base-unit magnitude."""
+        key = (cls, name)
+        wrap = _WRAPPERS.get(key)
+        if wrap is None:
+            wrap = _WRAPPERS[key] = unit_wrapper(cls.EQUATIONS.formula(name).unit, cls.base_unit(name))
+        return wrap
 
     def variant(self, **changes: Any) -> Any:
         """A new, fully validated scenario with ``changes`` applied; this one is untouched.
+
+        A field that follows another (``COUPLINGS``) moves with it unless it is restated too.
 
         Raises
         ------
         TypeError
             For a name that is not a field, listing the valid fields.
         """
-        names = [f.name for f in dataclasses.fields(self)]  # type: ignore[arg-type]
-        unknown = sorted(set(changes) - set(names))
-        if unknown:
-            msg = (
-                f"{type(self).__name__}.variant() got unknown field(s) {', '.join(map(repr, unknown))}; "
-                f"valid fields are: {', '.join(names)}"
-            )
-            raise TypeError(msg)
-        if "name" not in changes and any(k not in ("name", "description") for k in changes):
-            # a title describes the scenario it was given to; a changed scenario drops it rather than mislead
-            changes = {**changes, **{k: "" for k in ("name", "description") if k in names}}
-        token = _CHANGED.set(frozenset(changes))
-        origin = _ORIGIN.set(self)
-        try:
-            return dataclasses.replace(self, **changes)  # type: ignore[type-var]
-        finally:
-            _CHANGED.reset(token)
-            _ORIGIN.reset(origin)
+        return make_variant(self, changes)
 
     # -- validation: every declared field through its Knob, then what fields must agree on ---------
     def _check_fields(self) -> dict[str, Any]:
@@ -229,12 +190,12 @@ class Scenario:
             if not isinstance(value, str):
                 raise FieldError(owner, name, f"must be a string, got {type(value).__name__} {value!r}")
         magnitudes: dict[str, Any] = {}
-        origin = _ORIGIN.get()
+        made_from = ORIGIN.get()
         # variant(): a field left as it was (the very same object) was checked when the origin was made
-        known = origin._checked if type(origin) is type(self) else {}  # noqa: SLF001 - same class
+        known = made_from._checked if type(made_from) is type(self) else {}  # noqa: SLF001 - same class
         for name, declared in knobs(self).items():
             value = getattr(self, name)
-            if name in known and value is getattr(origin, name):
+            if name in known and value is getattr(made_from, name):
                 magnitudes[name] = known[name]
                 continue
             stored, magnitudes[name] = declared.check(owner, name, value)
@@ -249,6 +210,10 @@ class Scenario:
                 msg = f"array fields must broadcast against each other (a sweep grid), got shapes {shapes}"
                 raise FieldError(owner, next(reversed(arrays)), msg) from None
         return magnitudes
+
+    def _set_env(self, values: dict[str, Any], needs: Mapping[str, str]) -> None:
+        equations = type(self).EQUATIONS
+        object.__setattr__(self, "_env", Env(values, needs, equations.formulas, equations.constants))
 
     def field_bounds(self, name: str) -> tuple[float, float | None]:
         """The range field ``name`` accepts in this scenario (its declaration's, unless a rule narrows it)."""
@@ -295,99 +260,16 @@ class Scenario:
         """The base-unit magnitude of any input or derived quantity (bytes, seconds, counts)."""
         return self._env.get(name)
 
-    def _set_env(self, values: dict[str, Any], needs: Mapping[str, str]) -> None:
-        object.__setattr__(self, "_env", Env(values, needs))
-
-    # -- presentation as data: what the display, comparison, control and sweep modules read ----------
-    #: the derivation's sections, in reading order (default: one section with every formula)
-    SECTIONS: ClassVar[tuple[SectionSpec, ...]] = ()
-    #: (heading, text) pairs: what the model assumes and leaves out
-    NOTES: ClassVar[tuple[tuple[str, str], ...]] = ()
-    #: the quantities compare() shows (default: every formula)
-    COMPARISON_ROWS: ClassVar[tuple[str, ...]] = ()
-
-    def sections(self) -> tuple[SectionSpec, ...]:
-        """The derivation's sections that apply to this scenario (a section's ``when`` flag must hold)."""
-        specs = self.SECTIONS or (
-            SectionSpec("Derivation", tuple((n, n) for n in self.FORMULA_NAMES), self.FORMULA_NAMES[-1]),
-        )
-        return tuple(spec for spec in specs if not spec.when or self.flag(spec.when))
-
-    def flag(self, name: str) -> bool:
-        """A yes/no fact of this scenario by name (``"adapter_mode"``), false when absent."""
-        value = self._env.values.get(name)
-        return value is not None and bool(np.all(value))
-
-    def title(self) -> str:
-        """The scenario's name, or a title built from its fields (never a stale one)."""
-        return str(getattr(self, "name", "") or self.default_title())
-
-    def default_title(self) -> str:
-        """A title built from the fields; kinds say more than their class name."""
-        return type(self).__name__
-
-    def headline(self) -> Headline:
-        """The one-line answer; by default the result of the last section's headline step."""
-        from mlsysim_nb.render.numbers import format_result
-
-        spec = self.sections()[-1]
-        name = dict(spec.steps).get(spec.headline, spec.headline) or self.FORMULA_NAMES[-1]
-        try:
-            value = format_result(QUANTITIES[name].base, self.magnitude(name))
-        except NotApplicableError as err:
-            value = f"not applicable (needs {err.needs})"
-        return Headline(f"{self.title()}: {name} = {value}")
-
-    def memory_chart(self) -> MemoryChart | None:
-        """The memory bar chart's data; ``None`` for a kind that draws none."""
-        return None
-
-    def caveats(self) -> tuple[str, ...]:
-        """Sentences a reader must see beside these numbers (an estimate outside its assumptions); none by default."""
-        return ()
-
-    def sweep_quantity(self) -> str:
-        """What a sweep plots and fits by default: the last memory quantity of the derivation."""
-        in_bytes = [n for n in self.FORMULA_NAMES if QUANTITIES[n].base == "byte"]
-        return in_bytes[-1] if in_bytes else self.FORMULA_NAMES[-1]
-
-    def comparison_rows(self) -> tuple[str, ...]:
-        """The quantities compare() lines up."""
-        return self.COMPARISON_ROWS or self.FORMULA_NAMES
-
-    def method_inputs(self) -> dict[str, Any]:
-        """Example arguments of the methods the derivation shows (base-unit magnitudes by name)."""
-        return {}
-
-    def input_rows(self) -> list[tuple[str, str, str]]:
-        """Inputs read from nested records (a workload, a device) as (name, meaning, value) rows."""
-        return []
-
-    def input_label(self, name: str) -> str:
-        """How the inputs table explains field ``name``."""
-        if name in QUANTITIES:
-            return QUANTITIES[name].label
-        if name in _RECORD_LABELS:
-            return _RECORD_LABELS[name]
-        declared = knobs(self).get(name)
-        return declared.label if declared is not None and declared.label else name.replace("_", " ")
-
-    def controls(self) -> list[Any]:
-        """The live controls: one per field that declares one (kinds add catalog and view controls)."""
-        from mlsysim_nb.live import controls as c
-
-        return [c.field_control(self, name) for name, k in knobs(self).items() if k.control]
-
     def swept_fields(self) -> list[str]:
         """The fields that hold arrays."""
         return [name for name, value in self.inputs().items() if _is_array_value(value)]
 
+    # -- display: thin doors to the renderers ---------------------------------------------------
     def __repr__(self) -> str:
         from mlsysim_nb.render.text import one_line
 
         return f"<{type(self).__name__}: {one_line(str(self.headline()))}>"
 
-    # -- display: the derivation as HTML, Markdown and text, and the chart -----------------
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         from mlsysim_nb.render.display import scenario_bundle
 

@@ -9,14 +9,11 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import Any
 
 from mlsysim_nb.errors import FieldError
 
-if TYPE_CHECKING:
-    from mlsysim_nb.records.workloads import Workload
-
-__all__ = ["configuration", "configuration_keys"]
+__all__ = ["configuration_keys", "read_configuration"]
 
 
 @cache
@@ -26,19 +23,16 @@ def configuration_keys() -> tuple[str, ...]:
     return tuple(sorted(p.name.removesuffix(".json") for p in folder.iterdir() if p.name.endswith(".json")))
 
 
-@cache
-def configuration(key: str) -> Workload:
-    """The workload of the shipped configuration ``key`` (e.g. ``"llama-3.1-8b"``), exact parameters included.
+def read_configuration(key: str) -> dict[str, Any]:
+    """The shipped file of configuration ``key`` (e.g. ``"llama-3.1-8b"``): its ``name``, ``source`` and ``config``.
 
-    >>> configuration("mixtral-8x7b").active_parameters
-    <Quantity(12879925248, 'count')>
+    >>> read_configuration("mixtral-8x7b")["config"]["num_local_experts"]
+    8
     """
-    from mlsysim_nb.records.workloads import Workload
-
     if key not in configuration_keys():
         raise FieldError(
             "Workloads.configuration", "key", f"must be one of {', '.join(configuration_keys())}, got {key!r}"
         )
     text = resources.files("mlsysim_nb.records").joinpath("data", "models", f"{key}.json").read_text(encoding="utf-8")
-    data = json.loads(text)
-    return Workload.from_hf_config(data["config"], name=data["name"], source=data["source"])
+    data: dict[str, Any] = json.loads(text)
+    return data

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,6 +12,7 @@ from mlsysim_nb.errors import FieldError
 from mlsysim_nb.layers.architecture import Architecture
 from mlsysim_nb.model.fields import check_count
 from mlsysim_nb.records.architecture_checks import ARCHITECTURE_DEFAULTS, check_architecture
+from mlsysim_nb.records.models import configuration_keys, read_configuration
 from mlsysim_nb.render.display import RichRepr
 from mlsysim_nb.units import Q_, ureg
 
@@ -292,17 +294,15 @@ class Workloads:
 
         >>> Workloads.configuration("llama-3.1-8b").parameters
         <Quantity(8030261248, 'count')>
+        >>> Workloads.configuration("mixtral-8x7b").active_parameters
+        <Quantity(12879925248, 'count')>
         """
-        from mlsysim_nb.records.models import configuration
-
-        return configuration(key)
+        return _configuration(key)
 
     @staticmethod
     def configurations() -> dict[str, Workload]:
         """Every shipped configuration by key: GPT-2 XL, Llama 2 and 3.1, Mistral, Mixtral, Qwen2.5."""
-        from mlsysim_nb.records.models import configuration, configuration_keys
-
-        return {key: configuration(key) for key in configuration_keys()}
+        return {key: _configuration(key) for key in configuration_keys()}
 
     @classmethod
     def all(cls) -> dict[str, Workload]:
@@ -322,13 +322,20 @@ def check_workload(owner: str, value: Any) -> Workload:
 
 def workload_rows(workload: Workload) -> list[tuple[str, str, str]]:
     """The workload's numbers as (name, meaning, value) rows of a derivation's inputs table."""
-    from mlsysim_nb.model.notation import QUANTITIES
+    from mlsysim_nb.model.notation import RECORD_QUANTITIES
     from mlsysim_nb.render.numbers import format_magnitude
 
     rows = [("workload", "model", workload.name)]
     rows.append(("workload.parameters", "model parameters", format_magnitude("", workload.parameters.magnitude)))
     for attr, value in workload._shown():  # noqa: SLF001 - the module's own record
         if value is not None:
-            label = QUANTITIES[attr].label if attr in QUANTITIES else ARCHITECTURE_LABELS[attr]
+            label = RECORD_QUANTITIES[attr].label if attr in RECORD_QUANTITIES else ARCHITECTURE_LABELS[attr]
             rows.append((f"workload.{attr}", label, str(value)))
     return rows
+
+
+@functools.cache
+def _configuration(key: str) -> Workload:
+    """The workload of a shipped configuration, read once."""
+    data = read_configuration(key)
+    return Workload.from_hf_config(data["config"], name=data["name"], source=data["source"])

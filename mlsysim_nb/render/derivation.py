@@ -4,8 +4,8 @@
 formatted text; the HTML, Markdown and text renderers format it (with
 :func:`step_parts`). Which sections, headline and notes a scenario shows is the
 scenario's own data (:mod:`mlsysim_nb.model.presentation`); every equation comes from
-:data:`mlsysim_nb.physics.FORMULAS`, so nothing here is retyped and nothing here
-knows a kind of scenario.
+the scenario's own equations and notation (its class's ``EQUATIONS`` and ``notation()``), so nothing
+here is retyped and nothing here knows a kind of scenario.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ import numpy as np
 
 from mlsysim_nb.errors import NotApplicableError
 from mlsysim_nb.model.presentation import Headline
-from mlsysim_nb.physics import FORMULAS, QUANTITIES, SYMBOLS
 from mlsysim_nb.render.numbers import format_magnitude, format_result
 
 if TYPE_CHECKING:
-    from mlsysim_nb.formula import Case
+    from mlsysim_nb.formula import Case, Formula, Symbol
+    from mlsysim_nb.model.notation import Quantity
     from mlsysim_nb.model.scenario import Scenario
 
 __all__ = ["Derivation", "InputRow", "Section", "Step", "choice_values", "explain", "step_parts"]
@@ -33,25 +33,34 @@ class Step:
     """One derived quantity: the formula, the case that applies, its inputs' magnitudes and its result."""
 
     name: str  # the property or method, as a student types it
-    formula: str  # the formula's name in FORMULAS
+    formula: str  # the formula's name in the scenario's equations
     case: Case
     values: Mapping[str, Any] = field(default_factory=dict)  # inputs, base-unit magnitudes
     result: Any = None
     not_applicable: str = ""  # what it needs, when it cannot be computed
     #: in a sweep whose elements take different cases, every case some element takes (else empty)
     cases: tuple[Case, ...] = ()
+    #: the formula itself, and the notation of every name it reads (the scenario's)
+    equation: Formula | None = field(default=None, compare=False, repr=False)
+    notation: Mapping[str, Quantity] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def label(self) -> str:
         """A few words on what the quantity is."""
-        return QUANTITIES[self.formula].label
+        row = self.notation.get(self.formula)
+        return row.label if row is not None else self.formula.replace("_", " ")
 
     @property
     def case_label(self) -> str:
         """Which branch applies, for the few branching equations (``""`` otherwise)."""
         if len(self.cases) > 1:
             return "varies over the sweep: " + " / ".join(case.label for case in self.cases)
-        return self.case.label if FORMULAS[self.formula].is_branching else ""
+        return self.case.label if self.equation is not None and self.equation.is_branching else ""
+
+    def base(self, name: str) -> str:
+        """The base unit of ``name``'s magnitude in this step's notation (``""`` without a row)."""
+        row = self.notation.get(name)
+        return row.base if row is not None else ""
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,7 @@ class InputRow:
     name: str
     label: str
     value: str
+    help: str = ""  # the field's help, a tooltip on the row
 
 
 @dataclass(frozen=True)
@@ -95,27 +105,24 @@ class Derivation:
         return str(self.headline)
 
 
-_FLAGS = {"adapter_mode", "adapter_stated", "has_master", "seq_given", "has_activations"}
-
-
-def _symbol_value(name: str, value: Any, *, html: bool) -> str:
-    return format_magnitude(QUANTITIES[name].base if name in QUANTITIES else "", value, html=html)
-
-
 def step_parts(step: Step, *, html: bool = False) -> tuple[str, str, str, str]:
     """``(symbol, equation, equation with numbers, result)`` of a step, as text or HTML."""
     style = "html" if html else "text"
-    formula = FORMULAS[step.formula]
-    sym = SYMBOLS.get(step.formula)
+    formula = step.equation
+    if formula is None:
+        msg = f"step {step.name!r} carries no formula"
+        raise ValueError(msg)
+    symbols: dict[str, Symbol] = {n: q.symbol for n, q in step.notation.items()}
+    sym = symbols.get(step.formula)
     symbol = step.formula if sym is None else (sym.html() if html else sym.text())
     cases = step.cases or (step.case,)
     joiner = " <em>or</em> " if html else "  or  "
-    equation = joiner.join(formula.render(SYMBOLS, style, case=case) for case in cases)
+    equation = joiner.join(formula.render(symbols, style, case=case) for case in cases)
     if step.not_applicable:
         return symbol, equation, "", ""
-    shown = {n: _symbol_value(n, v, html=html) for n, v in step.values.items()}
-    substituted = joiner.join(formula.render(SYMBOLS, style, case=case, values=shown) for case in cases)
-    result = format_result(QUANTITIES[step.formula].base, step.result, html=html)
+    shown = {n: format_magnitude(step.base(n), v, html=html) for n, v in step.values.items()}
+    substituted = joiner.join(formula.render(symbols, style, case=case, values=shown) for case in cases)
+    result = format_result(step.base(step.formula), step.result, html=html)
     return symbol, equation, substituted, result
 
 
@@ -139,17 +146,18 @@ def _cases(formula: Any, env: Any) -> tuple[Case, ...]:
     return tuple(out) or (formula.cases[-1],)
 
 
-def _step(env: Any, shown: str, name: str) -> Step:
-    formula = FORMULAS[name]
+def _step(scenario: Scenario, env: Any, shown: str, name: str) -> Step:
+    formula = type(scenario).EQUATIONS.formula(name)
+    notation = type(scenario).notation()
     cases = _cases(formula, env)
     case, mixed = cases[0], cases if len(cases) > 1 else ()
     try:
         result = env.get(name)
-        values = {n: env.get(n) for c in cases for n in c.inputs if n not in _FLAGS}
+        values = {n: env.get(n) for c in cases for n in c.inputs}  # a case's flag is its condition, never an input
     except NotApplicableError as err:
         reason = f"not applicable: needs {err.needs}" + (f" ({err.detail})" if err.detail else "")
-        return Step(shown, name, case, not_applicable=reason, cases=mixed)
-    return Step(shown, name, case, values, result, cases=mixed)
+        return Step(shown, name, case, not_applicable=reason, cases=mixed, equation=formula, notation=notation)
+    return Step(shown, name, case, values, result, cases=mixed, equation=formula, notation=notation)
 
 
 def _value_text(value: Any, base: str) -> str:
@@ -183,8 +191,8 @@ def _inputs(scenario: Scenario) -> tuple[tuple[InputRow, ...], tuple[str, ...]]:
         if value is None:
             unset.append(name)
             continue
-        base = QUANTITIES[name].base if name in QUANTITIES else ""
-        rows.append(InputRow(name, scenario.input_label(name), _value_text(value, base)))
+        base = scenario.base_unit(name)
+        rows.append(InputRow(name, scenario.input_label(name), _value_text(value, base), scenario.input_help(name)))
     rows.extend(InputRow(*row) for row in scenario.input_rows())
     return tuple(rows), tuple(unset)
 
@@ -194,7 +202,7 @@ def explain(scenario: Scenario) -> Derivation:
     env = scenario._env.with_inputs(scenario.method_inputs())  # noqa: SLF001 - explain renders the scenario's own numbers
     sections = []
     for spec in scenario.sections():
-        steps = tuple(_step(env, shown, name) for shown, name in spec.steps)
+        steps = tuple(_step(scenario, env, shown, name) for shown, name in spec.steps)
         sections.append(Section(spec.title, steps, spec.headline))
     inputs, unset = _inputs(scenario)
     return Derivation(

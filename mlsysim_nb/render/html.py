@@ -51,8 +51,9 @@ notes_section = partial(_collapsible, "What this model assumes and leaves out", 
 
 
 def _input_row(row: InputRow) -> str:
+    tip = f' title="{escape(row.help)}"' if row.help else ""
     return (
-        f'<tr><th class="msn-name">{escape(row.name)}</th>'
+        f'<tr{tip}><th class="msn-name">{escape(row.name)}</th>'
         f'<td class="msn-label">{escape(row.label)}</td><td>{escape(row.value)}</td></tr>'
     )
 

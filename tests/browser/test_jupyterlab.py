@@ -366,7 +366,7 @@ def test_refusal_message_in_full(browser: Any, lab: dict[str, Any], artifacts: P
     from playwright.sync_api import expect
 
     context, page, errors = _open(browser, lab, artifacts, "layout.ipynb")
-    control = page.locator(".widget-hbox", has_text="tensor parallel")
+    control = page.locator(".widget-hbox", has_text="tensor-parallel devices")
     box = control.locator("input[type='text']")
     box.fill("3")
     box.press("Enter")
@@ -374,7 +374,7 @@ def test_refusal_message_in_full(browser: Any, lab: dict[str, Any], artifacts: P
     expect(status).to_contain_text("was not applied", timeout=30_000)
     _settled(page, control, 2)  # the box goes back to the last good t
     error = _kernel(page, "print(panel.error)")
-    assert error.startswith("tensor parallel (t) = 3 was not applied: ")
+    assert error.startswith("tensor-parallel devices = 3 was not applied: ")
     assert "with sequence parallelism on, t must divide the 2048 tokens" in error  # the rule the student hit
     assert " ".join((status.text_content() or "").split()) == f"{error} (the last good scenario is kept)"
     for width in (1400, 900, 600, 420):  # a side-by-side or phone-width notebook wraps it over more lines

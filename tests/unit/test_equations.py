@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-import mlsysim_nb.kinds.parallel.model  # noqa: F401 - registers the many-device equations before FORMULAS is read
-from mlsysim_nb import ActivationMemoryScenario, TrainingStateFitScenario
-from mlsysim_nb.kinds.parallel.physics import PARALLEL_NAMES
-from mlsysim_nb.physics import FORMULAS, QUANTITIES
+from mlsysim_nb import ActivationMemoryScenario, ParallelTrainingScenario, TrainingStateFitScenario, kinds
 from mlsysim_nb.units import Q_, ureg
+
+#: every kind's class; the many-device kind's equations include the single-device ones
+CLASSES = [kind.load() for kind in kinds.all_kinds()]
+#: every formula, with the notation of the kind that reads it all
+FORMULAS = ParallelTrainingScenario.EQUATIONS.formulas
+QUANTITIES = ParallelTrainingScenario.notation()
 
 # The seed pages' attribute lists (properties and methods), as given.
 SEED_TRAINING = [
@@ -99,8 +102,9 @@ SEED_ACTIVATION_FIELDS = [
     "name", SEED_TRAINING + SEED_ACTIVATION + ["activations_none", "activations_selective", "activations_full"]
 )
 def test_every_seed_attribute_has_an_equation(name: str) -> None:
-    """Each seed property and method is computed by a Formula record."""
-    assert name in FORMULAS
+    """Each seed property and method is computed by a Formula record of its kind."""
+    owner = TrainingStateFitScenario if name in SEED_TRAINING else ActivationMemoryScenario
+    assert name in owner.EQUATIONS
 
 
 def test_every_seed_name_exists_on_the_classes() -> None:
@@ -111,19 +115,27 @@ def test_every_seed_name_exists_on_the_classes() -> None:
         assert hasattr(ActivationMemoryScenario, name) or name in ActivationMemoryScenario.field_names(), name
 
 
-def test_every_name_has_notation() -> None:
-    """Every formula and every name it reads has a row in the notation table."""
-    for formula in FORMULAS.values():
-        assert formula.name in QUANTITIES
-        for name in formula.inputs:
-            assert name in QUANTITIES or name in {"adapter_mode", "adapter_stated", "has_master", "seq_given"}, name
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_every_name_has_notation(cls: type) -> None:
+    """Every formula of a kind and every name it reads has a row in the kind's notation."""
+    notation = cls.notation()
+    read = {n for f in cls.EQUATIONS.formulas.values() for n in (f.name, *f.inputs)}
+    assert set() == read - notation.keys()
+
+
+def test_a_field_symbol_is_its_knob_s() -> None:
+    """A field's symbol, unit and label in the notation are the ones its knob() declares (one declaration)."""
+    from mlsysim_nb.model.knob import knobs
+
+    for cls in CLASSES:
+        for name, declared in knobs(cls).items():
+            assert cls.notation()[name] == declared.quantity(name), (cls.__name__, name)
 
 
 def test_equation_exceptions_are_few_and_listed() -> None:
     """Only these formulas branch; each case is itself a restricted expression."""
-    branching = sorted(
-        n for n, f in FORMULAS.items() if f.is_branching and n not in PARALLEL_NAMES
-    )  # those: test_parallel
+    single = {**TrainingStateFitScenario.EQUATIONS.formulas, **ActivationMemoryScenario.EQUATIONS.formulas}
+    branching = sorted(n for n, f in single.items() if f.is_branching)  # the many-device ones: test_parallel
     assert branching == ["adapter_count", "sequence", "total", "training_fits", "updated_bytes_per_parameter"]
 
 

@@ -118,7 +118,7 @@ def test_range_messages_write_whole_numbers_with_separators(build: Any, text: st
 
 def test_knob_describe_uses_the_same_spelling() -> None:
     """A field's description of its range uses the messages' spelling."""
-    from mlsysim_nb.model.fields import knobs
+    from mlsysim_nb.model.knob import knobs
 
     declared = knobs(T)
     assert declared["batch_size"].describe() == "a whole number from 1 to 1,048,576, or None"

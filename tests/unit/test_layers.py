@@ -8,8 +8,8 @@ import pytest
 
 import mlsysim_nb.kinds.parallel.model  # noqa: F401 - registers the many-device formulas, so every table is read
 from mlsysim_nb import layers
+from mlsysim_nb.kinds.parallel.physics import EQUATIONS  # the many-device equations include every other kind's
 from mlsysim_nb.layers import GPT_LAYER
-from mlsysim_nb.physics import FORMULAS
 
 
 def _block(block: str, term: str) -> int:
@@ -53,7 +53,7 @@ def test_no_layer_coefficient_is_typed_in_a_formula() -> None:
     8PD FLOPs) and tensor parallelism's four ring all-reduces per layer, each moving 2(t - 1)/t of s·b·h.
     """
     found: dict[str, set[str]] = {}
-    for name, formula in FORMULAS.items():
+    for name, formula in EQUATIONS.formulas.items():
         expressions = [case.expression for case in formula.cases] if formula.cases else [formula.expression]
         for expression in expressions:
             for literal in re.findall(r"(?<![\w.])\d+(?:\.\d+)?", expression):

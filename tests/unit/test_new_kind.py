@@ -16,8 +16,6 @@ import pytest
 
 import mlsysim_nb
 from mlsysim_nb import Q_, Scenarios, compare, explore, kinds, sweep
-from mlsysim_nb.model.notation import QUANTITIES, SYMBOLS
-from mlsysim_nb.physics import FORMULAS
 from mlsysim_nb.render.charts import part_color
 
 _FILES = {
@@ -26,17 +24,16 @@ _FILES = {
         COLORS = {"prompt cache": "#117733"}
     """,
     "physics.py": """
-        from mlsysim_nb.formula import Formula, Symbol
-        from mlsysim_nb.model.notation import Quantity
-        from mlsysim_nb.physics import register
+        from mlsysim_nb.model.equations import Equations, defined
 
-        NAMES = register(
-            [Formula("toy_prompt_cache", "toy_prompt_tokens * toy_prompt_bytes", "Cache of the prompt.", "GB")],
-            {
-                "toy_prompt_tokens": Quantity(Symbol("n", "p"), "", "prompt tokens"),
-                "toy_prompt_bytes": Quantity(Symbol("b", "p"), "byte", "cache bytes per prompt token"),
-                "toy_prompt_cache": Quantity(Symbol("M", "p"), "byte", "prompt cache"),
-            },
+        EQUATIONS = Equations(
+            "the prompt-cache equations",
+            [
+                defined(
+                    "toy_prompt_cache", "toy_prompt_tokens * toy_prompt_bytes", "Cache of the prompt.", "GB",
+                    symbol="M_p", label="prompt cache", base="byte",
+                )
+            ],
         )
     """,
     "model.py": """
@@ -44,24 +41,30 @@ _FILES = {
         from dataclasses import dataclass
         from typing import Any, ClassVar
 
+        from mlsysim_nb.model.equations import Equations
         from mlsysim_nb.model.scenario import Scenario, derived
-        from mlsysim_nb.model.fields import knob
+        from mlsysim_nb.model.knob import knob
         from mlsysim_nb.model.presentation import MemoryChart
         from mlsysim_nb.units import Q_
 
-        from mlsysim_nb.kinds.toy.physics import NAMES
+        from mlsysim_nb.kinds.toy.physics import EQUATIONS
 
 
         @dataclass(frozen=True, kw_only=True, repr=False, eq=False)
         class ToyPromptCacheScenario(Scenario):
             '''A prompt's key/value cache: tokens times bytes per token.'''
 
-            toy_prompt_tokens: int = knob(1000, kind="count", label="prompt tokens", high=2**20, control="log")
-            toy_prompt_bytes: Any = knob(Q_(1, "MB"), kind="bytes", label="bytes per token", high=1e9)
+            toy_prompt_tokens: int = knob(
+                1000, kind="count", symbol="n_p", label="prompt tokens", high=2**20, control="log",
+                help="tokens of the prompt whose keys and values are cached",
+            )
+            toy_prompt_bytes: Any = knob(
+                Q_(1, "MB"), kind="bytes", symbol="b_p", label="cache bytes per prompt token", high=1e9
+            )
             name: str = dataclasses.field(default="", compare=False)
             description: str = dataclasses.field(default="", compare=False)
 
-            FORMULA_NAMES: ClassVar[tuple[str, ...]] = NAMES
+            EQUATIONS: ClassVar[Equations] = EQUATIONS
 
             def __post_init__(self) -> None:
                 self._set_env(self._check_fields(), {})
@@ -99,9 +102,6 @@ def toy(tmp_path_factory):
     kinds.__path__[:] = saved
     for module in [m for m in sys.modules if m.startswith("mlsysim_nb.kinds.toy")]:
         del sys.modules[module]
-    for table in (FORMULAS, QUANTITIES, SYMBOLS):
-        for name in ("toy_prompt_cache", "toy_prompt_tokens", "toy_prompt_bytes"):
-            table.pop(name, None)
 
 
 def test_the_package_exports_the_kind(toy) -> None:
@@ -128,6 +128,22 @@ def test_every_repr_shows_it(toy) -> None:
         assert "toy_prompt_cache" in out.replace("\\_", "_")
         assert "4 GB" in out
     assert "msn-chart" in s._repr_html_()
+
+
+def test_its_fields_and_equations_are_written_once(toy) -> None:
+    """The equations render in the knobs' symbols; the help is the HTML row's tooltip and the control's."""
+    assert "M_p = n_p · b_p" in toy.toy_prompt_cache.__doc__
+    assert "toy_prompt_tokens : n_p" in toy.__doc__
+    s = Scenarios["ToyPrompt4kTokens"]
+    html = s.to_html(chart=False)
+    assert (
+        '<tr title="tokens of the prompt whose keys and values are cached"><th class="msn-name">toy_prompt_tokens'
+        in html
+    )
+    assert "cache bytes per prompt token" in html
+    panel = explore(s)
+    assert panel.specs["toy_prompt_tokens"].help == "tokens of the prompt whose keys and values are cached"
+    assert panel.controls["toy_prompt_tokens"].tooltip == "tokens of the prompt whose keys and values are cached"
 
 
 def test_the_charts_take_its_colour(toy) -> None:

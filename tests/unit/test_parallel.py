@@ -20,8 +20,8 @@ from mlsysim_nb import (
     sweep,
 )
 from mlsysim_nb.kinds.parallel.cases import CASES as PARALLEL_CASES
-from mlsysim_nb.kinds.parallel.physics import KORTHIKANTI_REPLICATED_BYTES, PARALLEL_NAMES
-from mlsysim_nb.physics import FORMULAS, KORTHIKANTI_PER_TOKEN_BYTES
+from mlsysim_nb.kinds.parallel.physics import EQUATIONS, KORTHIKANTI_REPLICATED_BYTES
+from mlsysim_nb.physics import KORTHIKANTI_PER_TOKEN_BYTES
 
 MIXED_ADAM = {"bytes_per_value": 2, "optimizer_bytes_per_parameter": 8, "master_bytes_per_parameter": 4}
 
@@ -410,7 +410,7 @@ def test_sweep_fits_against_the_device() -> None:
 
 def test_branching_formulas_are_listed() -> None:
     """These many-device formulas choose a case; each case is a restricted expression."""
-    branching = sorted(n for n in PARALLEL_NAMES if FORMULAS[n].is_branching)
+    branching = sorted(n for n in EQUATIONS.names if EQUATIONS.formula(n).is_branching)
     assert branching == [
         "gradient_shards",
         "gradient_width",

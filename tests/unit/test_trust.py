@@ -27,7 +27,7 @@ from mlsysim_nb import (
     explore,
     sweep,
 )
-from mlsysim_nb.model.fields import knobs
+from mlsysim_nb.model.knob import knobs
 from tests.strategies import activation_scenarios, parallel_scenarios, training_scenarios
 
 TRAIN = Scenarios.Gpt2MixedPrecisionAdamOnH100  # GPT-2 XL, 16 B per parameter, batch 32

@@ -1,8 +1,8 @@
 """The activation kind: the saved activations of a transformer under each recomputation strategy.
 
-``model`` holds :class:`ActivationMemoryScenario` (fields and properties; its equations are in
-:mod:`mlsysim_nb.physics`, which it shares with the training kind), ``view`` its presentation as data and
-``cases`` its named scenarios. This file is the declaration :mod:`mlsysim_nb.kinds` reads; the class loads on
+``physics`` holds its equations (``EQUATIONS``, which the helper functions evaluate too), ``model``
+:class:`ActivationMemoryScenario` (fields and properties), ``view`` its presentation as data and ``cases``
+its named scenarios. This file is the declaration :mod:`mlsysim_nb.kinds` reads; the class loads on
 first use.
 """
 

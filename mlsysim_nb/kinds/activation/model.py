@@ -9,10 +9,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mlsysim_nb.errors import FieldError
+from mlsysim_nb.kinds.activation.physics import EQUATIONS, STRATEGIES
 from mlsysim_nb.kinds.activation.view import ActivationView
-from mlsysim_nb.model.fields import VALUE_WIDTHS, check_count, knob
+from mlsysim_nb.model.equations import Equations, with_equations
+from mlsysim_nb.model.fields import check_count
+from mlsysim_nb.model.knob import VALUE_WIDTHS, knob, record
 from mlsysim_nb.model.scenario import Scenario, derived, is_array
-from mlsysim_nb.physics import _CONSTANTS, ACTIVATION_NAMES, STRATEGIES, with_equations
 from mlsysim_nb.records.workloads import Workload, check_workload
 
 __all__ = ["ActivationMemoryScenario"]
@@ -44,24 +46,28 @@ class ActivationMemoryScenario(ActivationView, Scenario):
     2048
     """
 
-    workload: Workload
-    micro_batch: int = knob(kind="count", label="micro-batch", high=2**20, control="log")
-    seq_len: int | None = knob(None, kind="count", label="sequence length", high=2**24, optional=True, control="log")
+    workload: Workload = record(label="model")
+    micro_batch: int = knob(kind="count", symbol="b", label="micro-batch", high=2**20, control="log")
+    seq_len: int | None = knob(
+        None, kind="count", symbol="s_given", label="stated sequence length", high=2**24, optional=True, control="log"
+    )
     precision_bytes: float = knob(
-        2, kind="number", label="activation width (bytes)", high=8, control="dropdown", choices=VALUE_WIDTHS
-    )
+        2, kind="number", symbol="b_act", unit="byte", label="bytes per activation element", high=8,
+        control="dropdown", choices=VALUE_WIDTHS,
+    )  # fmt: skip
     normalization_per_layer: Any = knob(
-        None, kind="bytes", label="normalization per layer", positive=False, high=1e15, optional=True
-    )
-    ffn_multiple: int = knob(4, kind="count", label="feed-forward multiple", high=64, control="int")
+        None, kind="bytes", symbol="m_norm", label="normalization buffer per layer", positive=False, high=1e15,
+        optional=True,
+    )  # fmt: skip
+    ffn_multiple: int = knob(4, kind="count", symbol="f", label="feed-forward expansion", high=64, control="int")
     checkpoint_segments: int | None = knob(
-        None, kind="count", label="checkpoint segments", high=2**16, optional=True, control="int",
+        None, kind="count", symbol="k", label="checkpoint segments", high=2**16, optional=True, control="int",
         help="0 = no segment checkpointing",
     )  # fmt: skip
     name: str = dataclasses.field(default="", compare=False)
     description: str = dataclasses.field(default="", compare=False)
 
-    FORMULA_NAMES: ClassVar[tuple[str, ...]] = ACTIVATION_NAMES
+    EQUATIONS: ClassVar[Equations] = EQUATIONS
 
     def __post_init__(self) -> None:
         o = type(self).__name__
@@ -79,7 +85,6 @@ class ActivationMemoryScenario(ActivationView, Scenario):
             raise FieldError(o, "checkpoint_segments", f"must be at most {w.layers} (the model's layers), got {got}")
         norm_bytes = inputs["normalization_per_layer"]
         env: dict[str, Any] = {
-            **_CONSTANTS,
             **inputs,
             "parameters": float(w.parameters.magnitude),
             "tokens": 1,
@@ -136,10 +141,8 @@ class ActivationMemoryScenario(ActivationView, Scenario):
         if strategy not in STRATEGIES:
             msg = f"unknown activation strategy {strategy!r}; valid strategies are {', '.join(map(repr, STRATEGIES))}"
             raise ValueError(msg)
-        from mlsysim_nb.model.scenario import _wrap
-
         name = f"activations_{strategy}"
-        return _wrap(name, self._env.get(name))
+        return self.wrapper(name)(self._env.get(name))
 
     @with_equations("checkpoint_memory_units")
     def checkpoint_memory_units(self, checkpoints: int) -> Any:

@@ -6,13 +6,17 @@ what the display, comparison, control and sweep modules read from it.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from mlsysim_nb.errors import NotApplicableError
 from mlsysim_nb.model.presentation import Headline, MemoryChart, SectionSpec
+from mlsysim_nb.model.protocol import ScenarioLike
 from mlsysim_nb.physics import STRATEGIES
 from mlsysim_nb.records.workloads import workload_rows
 from mlsysim_nb.render.numbers import format_bytes
+
+if TYPE_CHECKING:
+    from mlsysim_nb.records.workloads import Workload
 
 __all__ = ["ActivationView"]
 
@@ -105,10 +109,39 @@ _COMPARISON_ROWS = (
 )
 
 
+class ActivationLike(ScenarioLike, Protocol):
+    """What the activation view reads of its scenario, beyond every scenario's face."""
+
+    @property
+    def workload(self) -> Workload:
+        """The ``workload`` field."""
+        ...
+
+    @property
+    def micro_batch(self) -> int:
+        """The ``micro_batch`` field."""
+        ...
+
+    @property
+    def seq_len(self) -> int | None:
+        """The ``seq_len`` field."""
+        ...
+
+    @property
+    def checkpoint_segments(self) -> int | None:
+        """The ``checkpoint_segments`` field."""
+        ...
+
+    @property
+    def sequence(self) -> Any:
+        """The context length the model uses."""
+        ...
+
+
 class ActivationView:
     """The presentation of an activation scenario (a mixin of :class:`ActivationMemoryScenario`)."""
 
-    def sweep_quantity(self: Any) -> str:
+    def sweep_quantity(self: ActivationLike) -> str:
         """What a sweep of this scenario plots and fits by default: selective recomputation's footprint."""
         return "activations_selective"
 
@@ -116,13 +149,13 @@ class ActivationView:
     NOTES: ClassVar[tuple[tuple[str, str], ...]] = _NOTES
     COMPARISON_ROWS: ClassVar[tuple[str, ...]] = _COMPARISON_ROWS
 
-    def default_title(self: Any) -> str:
+    def default_title(self: ActivationLike) -> str:
         """``"GPT-2 XL activations, micro-batch 32 × 1024 tokens"``."""
         if self.is_sweep:
             return f"{self.workload.name} activations, a sweep over {', '.join(self.swept_fields())}"
         return f"{self.workload.name} activations, micro-batch {self.micro_batch} × {self.magnitude('sequence')} tokens"
 
-    def headline(self: Any) -> Headline:
+    def headline(self: ActivationLike) -> Headline:
         """The footprint under each strategy (and with checkpoint segments, when given)."""
         if self.is_sweep:
             return Headline(self.default_title())
@@ -137,7 +170,7 @@ class ActivationView:
             parts.append(f"{self.checkpoint_segments} segments {segments}")
         return Headline(f"{self.default_title()}: " + ", ".join(parts))
 
-    def memory_chart(self: Any) -> MemoryChart:
+    def memory_chart(self: ActivationLike) -> MemoryChart:
         """One bar per recomputation strategy, the attention scores apart from the linear terms."""
         m = self.magnitude
         try:
@@ -154,7 +187,7 @@ class ActivationView:
             bars.append((label, {"linear (per-token)": m("checkpointed_activations")}))
         return MemoryChart(tuple(bars), caption="no device: compare the strategies")
 
-    def caveats(self: Any) -> tuple[str, ...]:
+    def caveats(self: ActivationLike) -> tuple[str, ...]:
         """Where the segment estimate is not comparable with full recomputation, in words."""
         k, layers = self.checkpoint_segments, self.workload.layers
         if self.is_sweep or k is None or not layers:
@@ -179,18 +212,18 @@ class ActivationView:
             return (text,)
         return ()
 
-    def method_inputs(self: Any) -> dict[str, Any]:
+    def method_inputs(self: ActivationLike) -> dict[str, Any]:
         """The example k of ``checkpoint_memory_units(k)``: the segments, else the nearest whole √L."""
         layers = int(self.workload.layers or 1)  # the activation model requires layers
         segments = self.checkpoint_segments  # an array in a sweep over it
         k = segments if segments is not None else max(1, round(layers**0.5))
         return {"checkpoints": k}
 
-    def input_rows(self: Any) -> list[tuple[str, str, str]]:
+    def input_rows(self: ActivationLike) -> list[tuple[str, str, str]]:
         """The workload's shape, which the activation model reads."""
         return workload_rows(self.workload)
 
-    def controls(self: Any) -> list[Any]:
+    def controls(self: ActivationLike) -> list[Any]:
         """Model, micro-batch, sequence, width, feed-forward multiple, segments and the strategy shown."""
         from mlsysim_nb.live import controls as c
 

@@ -19,18 +19,18 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mlsysim_nb.errors import FieldError
-from mlsysim_nb.formula import Symbol
 from mlsysim_nb.kinds.activation.model import ActivationMemoryScenario
-from mlsysim_nb.kinds.parallel.physics import KORTHIKANTI_REPLICATED_BYTES, PARALLEL_FORMULAS, PARALLEL_NOTATION
+from mlsysim_nb.kinds.parallel.physics import EQUATIONS
 from mlsysim_nb.kinds.parallel.view import ParallelView
 from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
-from mlsysim_nb.model.fields import knob
-from mlsysim_nb.model.notation import Quantity
-from mlsysim_nb.model.scenario import Scenario, changed_fields, derived, is_array
-from mlsysim_nb.physics import STRATEGIES, register, with_equations
+from mlsysim_nb.model.changes import changed_fields
+from mlsysim_nb.model.equations import Equations, with_equations
+from mlsysim_nb.model.knob import knob, record
+from mlsysim_nb.model.scenario import Scenario, derived, is_array
+from mlsysim_nb.physics import STRATEGIES
 from mlsysim_nb.records.hardware import HardwareNode
 
-__all__ = ["PARALLEL_NAMES", "ParallelTrainingScenario"]
+__all__ = ["ParallelTrainingScenario"]
 
 _RECOMPUTE = tuple((name, name) for name in STRATEGIES)
 _ZERO = (("0: replicated", 0), ("1: optimizer", 1), ("2: + gradients", 2), ("3: + weights", 3))
@@ -46,16 +46,6 @@ def _first(values: Any, bad: Any) -> Any:
     """The first offending element of ``values`` where ``bad`` holds (both broadcast)."""
     values, bad = np.broadcast_arrays(np.asarray(values), np.asarray(bad))
     return values[bad].flat[0].item()
-
-
-#: The equations of this kind, added to the package's tables once, at import.
-PARALLEL_NAMES = register(
-    PARALLEL_FORMULAS,
-    {
-        name: Quantity(Symbol(letter, sub), base, label)
-        for name, (letter, sub, base, label) in PARALLEL_NOTATION.items()
-    },
-)
 
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)
@@ -110,32 +100,35 @@ class ParallelTrainingScenario(ParallelView, Scenario):
     (64, True)
     """
 
-    state: TrainingStateFitScenario
-    activations: ActivationMemoryScenario | None = None
+    state: TrainingStateFitScenario = record(label="single-device recipe and device")
+    activations: ActivationMemoryScenario | None = record(None, label="saved activations")
     recompute: Any = knob(
         "selective", kind="choice", label="recomputation", control="dropdown", choices=_RECOMPUTE,
         help="which activations are kept for the backward pass (Korthikanti et al. 2022)",
     )  # fmt: skip
-    data_parallel: Any = knob(1, kind="count", label="data-parallel replicas (N_d)", high=2**20, control="log")
+    data_parallel: Any = knob(1, kind="count", symbol="N_d", label="data-parallel replicas", high=2**20, control="log")
     zero_stage: Any = knob(
-        0, kind="count", label="ZeRO stage", low=0, high=3, control="dropdown", choices=_ZERO,
+        0, kind="count", symbol="z", label="ZeRO stage", low=0, high=3, control="dropdown", choices=_ZERO,
         help="what the N_d replicas shard: optimizer state, then gradients, then weights",
     )  # fmt: skip
-    tensor_parallel: Any = knob(1, kind="count", label="tensor parallel (t)", high=1024, control="log")
+    tensor_parallel: Any = knob(1, kind="count", symbol="t", label="tensor-parallel devices", high=1024, control="log")
     sequence_parallel: Any = knob(
-        default=False, kind="choice", label="sequence parallelism", choices=(("off", False), ("on", True)),
-        control="toggle", help="split the layer norms and dropouts along the sequence too (needs t > 1)",
+        default=False, kind="choice", symbol="SP", label="sequence parallelism on",
+        choices=(("off", False), ("on", True)), control="toggle",
+        help="split the layer norms and dropouts along the sequence too (needs t > 1)",
     )  # fmt: skip
-    pipeline_parallel: Any = knob(1, kind="count", label="pipeline stages (p)", high=4096, control="log")
-    interleave: Any = knob(1, kind="count", label="virtual stages per device (m)", high=64, control="int")
+    pipeline_parallel: Any = knob(1, kind="count", symbol="p", label="pipeline stages", high=4096, control="log")
+    interleave: Any = knob(1, kind="count", symbol="m", label="virtual stages per device", high=64, control="int")
     gradient_bytes_per_value: Any = knob(
-        None, kind="bytes", label="bytes per gradient value", high=8, optional=True,
+        None, kind="bytes", symbol="b_g,given", label="stated bytes per gradient value", high=8, optional=True,
         help="None: the state's bytes_per_value; 4 for FP32 gradients (Megatron-LM's distributed optimizer, DeepSpeed)",
     )  # fmt: skip
     name: str = dataclasses.field(default="", compare=False)
     description: str = dataclasses.field(default="", compare=False)
 
-    FORMULA_NAMES: ClassVar[tuple[str, ...]] = PARALLEL_NAMES
+    EQUATIONS: ClassVar[Equations] = EQUATIONS
+    #: the single-device scenarios it composes: its equations read their fields
+    PARTS: ClassVar[tuple[type[Scenario], ...]] = (TrainingStateFitScenario, ActivationMemoryScenario)
 
     def __post_init__(self) -> None:
         o = type(self).__name__
@@ -256,7 +249,6 @@ class ParallelTrainingScenario(ParallelView, Scenario):
             interleave=self.interleave,
             gradient_bytes_per_value=self._checked["gradient_bytes_per_value"],
             gradient_width_given=self.gradient_bytes_per_value is not None,
-            replicated_constant=KORTHIKANTI_REPLICATED_BYTES,
             has_activations=self.activations is not None,
         )
         return env, needs

@@ -1,13 +1,9 @@
 """The physics of training on many devices: sharded state, parallel activations and communication.
 
 The equations of :class:`~mlsysim_nb.kinds.parallel.model.ParallelTrainingScenario`, once,
-as :class:`~mlsysim_nb.formula.Formula` records, and their rows of the
-notation table. :mod:`mlsysim_nb.physics` and :mod:`mlsysim_nb.model.notation`
-merge them into the package's single tables, so every derivation,
-docstring and sweep reads them like the others.
-
-This module imports only the formula engine (not the physics or notation
-modules, which import it), so its notation rows are plain tuples.
+each formula written with its quantity's symbol, label and base unit. :data:`EQUATIONS` includes
+the training-state and activation equations, which these read (a replica's weights, the per-token
+coefficient), so the one value holds every formula the scenario evaluates.
 
 Sources
 -------
@@ -30,18 +26,14 @@ Sources
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from mlsysim_nb import layers
-from mlsysim_nb.formula import Case, Formula
+from mlsysim_nb.formula import Case, Symbol
+from mlsysim_nb.kinds.activation.physics import EQUATIONS as ACTIVATION_EQUATIONS
+from mlsysim_nb.kinds.training.physics import EQUATIONS as TRAINING_EQUATIONS
+from mlsysim_nb.model.equations import Equations, defined
+from mlsysim_nb.model.notation import Quantity, quantity
 
-__all__ = [
-    "KORTHIKANTI_REPLICATED_BYTES",
-    "PARALLEL_FORMULAS",
-    "PARALLEL_NAMES",
-    "PARALLEL_NOTATION",
-]
+__all__ = ["EQUATIONS", "KORTHIKANTI_REPLICATED_BYTES", "NOTATION"]
 
 #: Bytes per hidden element per layer (16-bit) that tensor parallelism leaves whole on every device
 #: (Korthikanti et al. 2022, Sec. 4.2.1): the inputs of the two layer norms (2 + 2), of the QKV and the
@@ -51,18 +43,27 @@ __all__ = [
 #: splits these 10 as well.
 KORTHIKANTI_REPLICATED_BYTES = layers.replicated_bytes()
 
-Getter = Callable[[str], Any]
-
-
-_F = Formula
+_D = defined
 
 _LAYOUT = [
-    _F("model_parallel", "tensor_parallel * pipeline_parallel", "Devices one model replica is split across: t·p."),
-    _F("devices", "data_parallel * model_parallel", "Devices in the whole run: N_d replicas of t·p devices."),
+    _D(
+        "model_parallel",
+        "tensor_parallel * pipeline_parallel",
+        "Devices one model replica is split across: t·p.",
+        symbol="N_mp",
+        label="devices per replica",
+    ),
+    _D(
+        "devices",
+        "data_parallel * model_parallel",
+        "Devices in the whole run: N_d replicas of t·p devices.",
+        symbol="N_dev",
+        label="devices in the run",
+    ),
 ]
 
 _STATE = [
-    _F(
+    _D(
         "replica_weights",
         doc="Weights one replica holds: the base weights, plus the adapters' in adapter mode.",
         unit="byte",
@@ -70,8 +71,11 @@ _STATE = [
             Case("adapter mode", "weights + adapter_weights", when="adapter_mode"),
             Case("full tuning", "weights"),
         ),
+        symbol="M_w,rep",
+        label="weights per replica",
+        base="byte",
     ),
-    _F(
+    _D(
         "gradient_width",
         doc="Bytes per gradient value: the state's value width unless stated (4 for FP32 gradients).",
         unit="byte",
@@ -81,14 +85,20 @@ _STATE = [
         ),
         note="Megatron-LM's distributed optimizer and DeepSpeed keep FP32 gradients (18 bytes per parameter"
         " for mixed-precision Adam, not 16).",
+        symbol="b_g",
+        label="bytes per gradient value",
+        base="byte",
     ),
-    _F(
+    _D(
         "replica_gradients",
         "trained_parameters * gradient_width",
         "Gradients one replica holds: only the adapters' in adapter mode (the base is frozen).",
         "byte",
+        symbol="M_g,rep",
+        label="gradients per replica",
+        base="byte",
     ),
-    _F(
+    _D(
         "replica_optimizer_state",
         doc="Optimizer state one replica holds: only the adapters' in adapter mode.",
         unit="byte",
@@ -96,79 +106,114 @@ _STATE = [
             Case("adapter mode", "adapter_optimizer_state", when="adapter_mode"),
             Case("full tuning", "optimizer_state"),
         ),
+        symbol="M_opt,rep",
+        label="optimizer state per replica",
+        base="byte",
     ),
-    _F(
+    _D(
         "replica_master_weights",
         doc="Master copy one replica holds: only the adapters' in adapter mode.",
         unit="byte",
         cases=(Case("adapter mode", "adapter_master", when="adapter_mode"), Case("full tuning", "master_weights")),
+        symbol="M_master,rep",
+        label="master copy per replica",
+        base="byte",
     ),
-    _F(
+    _D(
         "optimizer_shards",
         doc="Data-parallel devices that share the optimizer state and master copy (ZeRO stage 1 and up).",
         cases=(Case("ZeRO stage 1 or more", "data_parallel", when="shards_optimizer"), Case("replicated", "1")),
+        symbol="N_opt",
+        label="optimizer-state shards",
     ),
-    _F(
+    _D(
         "gradient_shards",
         doc="Data-parallel devices that share the gradients (ZeRO stage 2 and up).",
         cases=(Case("ZeRO stage 2 or more", "data_parallel", when="shards_gradients"), Case("replicated", "1")),
+        symbol="N_g",
+        label="gradient shards",
     ),
-    _F(
+    _D(
         "weight_shards",
         doc="Data-parallel devices that share the weights (ZeRO stage 3).",
         cases=(Case("ZeRO stage 3", "data_parallel", when="shards_weights"), Case("replicated", "1")),
+        symbol="N_w",
+        label="weight shards",
     ),
-    _F(
+    _D(
         "weights_per_device",
         "replica_weights / (model_parallel * weight_shards)",
         "Weights on one device: split by t·p, then sharded by ZeRO stage 3.",
         "byte",
+        symbol="M_w,dev",
+        label="weights",
+        base="byte",
     ),
-    _F(
+    _D(
         "gradients_per_device",
         "replica_gradients / (model_parallel * gradient_shards)",
         "Gradients on one device: split by t·p, then sharded by ZeRO stage 2 and up.",
         "byte",
+        symbol="M_g,dev",
+        label="gradients",
+        base="byte",
     ),
-    _F(
+    _D(
         "optimizer_state_per_device",
         "replica_optimizer_state / (model_parallel * optimizer_shards)",
         "Optimizer state on one device: split by t·p, then sharded by ZeRO stage 1 and up.",
         "byte",
+        symbol="M_opt,dev",
+        label="optimizer state",
+        base="byte",
     ),
-    _F(
+    _D(
         "master_weights_per_device",
         "replica_master_weights / (model_parallel * optimizer_shards)",
         "Master copy on one device: sharded with the optimizer state (ZeRO counts it there).",
         "byte",
+        symbol="M_master,dev",
+        label="master weights",
+        base="byte",
     ),
-    _F(
+    _D(
         "state_per_device",
         "weights_per_device + gradients_per_device + optimizer_state_per_device + master_weights_per_device",
         "Model state on one device.",
         "byte",
+        symbol="M_state,dev",
+        label="model state per device",
+        base="byte",
     ),
 ]
 
 _ACTIVATIONS = [
-    _F(
+    _D(
         "replicated_bytes_coefficient",
         "replicated_constant * precision_bytes / 2",
         "Activation bytes per hidden element per layer that tensor parallelism leaves whole on each device.",
         "byte",
+        symbol="κ_rep",
+        label="replicated coefficient",
+        base="byte",
     ),
-    _F(
+    _D(
         "sharded_bytes_coefficient",
         "per_token_bytes_coefficient - replicated_bytes_coefficient",
         "Activation bytes per hidden element per layer inside the tensor-parallel regions (split by t).",
         "byte",
+        symbol="κ_tp",
+        label="tensor-parallel coefficient",
+        base="byte",
     ),
-    _F(
+    _D(
         "sequence_shards",
         doc="Devices that split the replicated regions along the sequence: t with sequence parallelism.",
         cases=(Case("sequence parallel", "tensor_parallel", when="sequence_parallel"), Case("no SP", "1")),
+        symbol="t_SP",
+        label="sequence shards",
     ),
-    _F(
+    _D(
         "layer_activations",
         doc="Saved activations of one layer for one micro-batch on one device (Korthikanti et al. 2022, Table 2).",
         unit="byte",
@@ -189,9 +234,18 @@ _ACTIVATIONS = [
         ),
         note="Full recomputation keeps only each layer's input: 2sbh, as Table 2 gives it; with sequence"
         " parallelism that input is itself split along the sequence (2sbh/t), as Megatron-LM keeps it.",
+        symbol="m_layer",
+        label="activations per layer and micro-batch",
+        base="byte",
     ),
-    _F("stage_layers", "layers // pipeline_parallel", "Layers on one pipeline stage: L/p (p divides L)."),
-    _F(
+    _D(
+        "stage_layers",
+        "layers // pipeline_parallel",
+        "Layers on one pipeline stage: L/p (p divides L).",
+        symbol="L_stage",
+        label="layers per pipeline stage",
+    ),
+    _D(
         "interleave_factor",
         doc="Extra micro-batches the first stage holds under the interleaved schedule.",
         cases=(
@@ -202,22 +256,29 @@ _ACTIVATIONS = [
             ),
             Case("1F1B, m = 1", "1"),
         ),
+        symbol="f_int",
+        label="interleaving factor",
     ),
-    _F(
+    _D(
         "micro_batches_in_flight",
         "pipeline_parallel * interleave_factor",
         "Micro-batches whose activations the first pipeline stage holds at its peak.",
+        symbol="n_mb",
+        label="micro-batches in flight",
     ),
-    _F(
+    _D(
         "activations_per_device",
         "layer_activations * stage_layers * micro_batches_in_flight",
         "Saved activations of the first pipeline stage, the device that holds the most.",
         "byte",
+        symbol="M_act,dev",
+        label="activations",
+        base="byte",
     ),
 ]
 
 _TOTALS = [
-    _F(
+    _D(
         "total_per_device",
         doc="Model state plus saved activations on one device.",
         unit="byte",
@@ -225,42 +286,62 @@ _TOTALS = [
             Case("with activations", "state_per_device + activations_per_device", when="has_activations"),
             Case("state only", "state_per_device"),
         ),
+        symbol="M_dev",
+        label="memory per device",
+        base="byte",
     ),
-    _F(
+    _D(
         "fits_per_device",
         "state_per_device <= capacity",
         "Whether one device holds its share of the parameter state (its activations not counted), as `fits` means "
         "on one device.",
+        symbol="fits_dev",
+        label="the state fits one device",
     ),
-    _F(
+    _D(
         "training_fits_per_device",
         "total_per_device <= capacity",
         "Whether one device holds its share of the whole run: state and activations.",
+        symbol="fits_run,dev",
+        label="the run fits one device",
     ),
-    _F("device_memory_share", "total_per_device / capacity", "Memory in use on one device as a share of its capacity."),
+    _D(
+        "device_memory_share",
+        "total_per_device / capacity",
+        "Memory in use on one device as a share of its capacity.",
+        symbol="u_dev",
+        label="share of device memory",
+    ),
 ]
 
 _TRAFFIC = [
-    _F(
+    _D(
         "trained_parameters",
         doc="Parameters that receive gradients: the adapters in adapter mode, else all.",
         cases=(Case("adapter mode", "adapter_count", when="adapter_mode"), Case("full tuning", "parameters")),
+        symbol="N_train",
+        label="trained parameters",
     ),
-    _F(
+    _D(
         "stored_parameters",
         doc="Parameters whose weights the model holds: the base, plus the adapters in adapter mode.",
         cases=(
             Case("adapter mode", "parameters + adapter_count", when="adapter_mode"),
             Case("full tuning", "parameters"),
         ),
+        symbol="N_stored",
+        label="stored parameters",
     ),
-    _F(
+    _D(
         "gradient_allreduce_traffic",
         "2 * (data_parallel - 1) / data_parallel * trained_parameters / model_parallel * gradient_width",
         "Bytes one device sends per step in plain data parallelism: a ring all-reduce of its gradients.",
         "GB",
+        symbol="T_DP",
+        label="gradient all-reduce traffic",
+        base="byte",
     ),
-    _F(
+    _D(
         "zero_traffic_multiple",
         doc="Data-parallel traffic relative to plain data parallelism (ZeRO, Sec. 7).",
         cases=(
@@ -272,77 +353,49 @@ _TRAFFIC = [
             ),
             Case("stages 0 to 2: reduce-scatter and all-gather, as an all-reduce", "1"),
         ),
+        symbol="ρ_ZeRO",
+        label="ZeRO traffic multiple",
     ),
-    _F(
+    _D(
         "data_parallel_traffic",
         "zero_traffic_multiple * gradient_allreduce_traffic",
         "Bytes one device sends per step for data parallelism under its ZeRO stage.",
         "GB",
+        symbol="T_ZeRO",
+        label="data-parallel traffic",
+        base="byte",
     ),
-    _F(
+    _D(
         "tensor_parallel_traffic_per_layer",
         "8 * (tensor_parallel - 1) / tensor_parallel * sequence * micro_batch * hidden_dim * precision_bytes",
         "Bytes one device sends per layer and micro-batch for tensor parallelism: four ring all-reduces of s·b·h"
         " (with sequence parallelism the same volume, as four all-gathers and four reduce-scatters).",
         "MB",
+        symbol="T_TP",
+        label="tensor-parallel traffic per layer",
+        base="byte",
     ),
 ]
 
-#: The many-device formulas, in reading order.
-PARALLEL_FORMULAS: tuple[Formula, ...] = (*_LAYOUT, *_STATE, *_ACTIVATIONS, *_TOTALS, *_TRAFFIC)
-PARALLEL_NAMES = tuple(f.name for f in PARALLEL_FORMULAS)
-
-#: Notation rows (letter, subscript, base unit, label); :mod:`mlsysim_nb.model.notation` makes them Quantity rows.
-PARALLEL_NOTATION: dict[str, tuple[str, str, str, str]] = {
-    # -- inputs: the layout
-    "data_parallel": ("N", "d", "", "data-parallel replicas"),
-    "zero_stage": ("z", "", "", "ZeRO stage"),
-    "tensor_parallel": ("t", "", "", "tensor-parallel devices"),
-    "sequence_parallel": ("SP", "", "", "sequence parallelism on"),
-    "pipeline_parallel": ("p", "", "", "pipeline stages"),
-    "interleave": ("m", "", "", "virtual stages per device"),
-    "gradient_bytes_per_value": ("b", "g,given", "byte", "stated bytes per gradient value"),
-    "gradient_width_given": ("[b_g given]", "", "", "gradient width stated"),
-    "replicated_constant": (str(KORTHIKANTI_REPLICATED_BYTES), "", "", "Korthikanti replicated bytes"),
+#: The notation of the other names these equations define: the flags the fields set, the constant.
+NOTATION: dict[str, Quantity] = {
+    # -- what the fields give the formulas, and the layer table's constant
+    "replicated_constant": Quantity(Symbol(str(KORTHIKANTI_REPLICATED_BYTES)), "", "Korthikanti replicated bytes"),
+    "gradient_width_given": Quantity(Symbol("[b_g given]"), "", "gradient width stated"),
     # -- flags the fields set
-    "shards_optimizer": ("[z ≥ 1]", "", "", "ZeRO shards the optimizer state"),
-    "shards_gradients": ("[z ≥ 2]", "", "", "ZeRO shards the gradients"),
-    "shards_weights": ("[z = 3]", "", "", "ZeRO shards the weights"),
-    "keeps_scores": ("[none]", "", "", "no recomputation"),
-    "keeps_layer_tensors": ("[selective]", "", "", "selective recomputation"),
-    "interleaved": ("[m > 1]", "", "", "interleaved schedule"),
-    # -- results
-    "model_parallel": ("N", "mp", "", "devices per replica"),
-    "devices": ("N", "dev", "", "devices in the run"),
-    "gradient_width": ("b", "g", "byte", "bytes per gradient value"),
-    "replica_weights": ("M", "w,rep", "byte", "weights per replica"),
-    "replica_gradients": ("M", "g,rep", "byte", "gradients per replica"),
-    "replica_optimizer_state": ("M", "opt,rep", "byte", "optimizer state per replica"),
-    "replica_master_weights": ("M", "master,rep", "byte", "master copy per replica"),
-    "optimizer_shards": ("N", "opt", "", "optimizer-state shards"),
-    "gradient_shards": ("N", "g", "", "gradient shards"),
-    "weight_shards": ("N", "w", "", "weight shards"),
-    "weights_per_device": ("M", "w,dev", "byte", "weights"),
-    "gradients_per_device": ("M", "g,dev", "byte", "gradients"),
-    "optimizer_state_per_device": ("M", "opt,dev", "byte", "optimizer state"),
-    "master_weights_per_device": ("M", "master,dev", "byte", "master weights"),
-    "state_per_device": ("M", "state,dev", "byte", "model state per device"),
-    "replicated_bytes_coefficient": ("κ", "rep", "byte", "replicated coefficient"),
-    "sharded_bytes_coefficient": ("κ", "tp", "byte", "tensor-parallel coefficient"),
-    "sequence_shards": ("t", "SP", "", "sequence shards"),
-    "layer_activations": ("m", "layer", "byte", "activations per layer and micro-batch"),
-    "stage_layers": ("L", "stage", "", "layers per pipeline stage"),
-    "interleave_factor": ("f", "int", "", "interleaving factor"),
-    "micro_batches_in_flight": ("n", "mb", "", "micro-batches in flight"),
-    "activations_per_device": ("M", "act,dev", "byte", "activations"),
-    "total_per_device": ("M", "dev", "byte", "memory per device"),
-    "fits_per_device": ("fits", "dev", "", "the state fits one device"),
-    "training_fits_per_device": ("fits", "run,dev", "", "the run fits one device"),
-    "device_memory_share": ("u", "dev", "", "share of device memory"),
-    "trained_parameters": ("N", "train", "", "trained parameters"),
-    "stored_parameters": ("N", "stored", "", "stored parameters"),
-    "gradient_allreduce_traffic": ("T", "DP", "byte", "gradient all-reduce traffic"),
-    "zero_traffic_multiple": ("ρ", "ZeRO", "", "ZeRO traffic multiple"),
-    "data_parallel_traffic": ("T", "ZeRO", "byte", "data-parallel traffic"),
-    "tensor_parallel_traffic_per_layer": ("T", "TP", "byte", "tensor-parallel traffic per layer"),
+    "shards_optimizer": quantity("[z ≥ 1]", "", "ZeRO shards the optimizer state"),
+    "shards_gradients": quantity("[z ≥ 2]", "", "ZeRO shards the gradients"),
+    "shards_weights": quantity("[z = 3]", "", "ZeRO shards the weights"),
+    "keeps_scores": quantity("[none]", "", "no recomputation"),
+    "keeps_layer_tensors": quantity("[selective]", "", "selective recomputation"),
+    "interleaved": quantity("[m > 1]", "", "interleaved schedule"),
 }
+
+#: The many-device equations, with the single-device ones they read.
+EQUATIONS = Equations(
+    "the many-device equations",
+    (*_LAYOUT, *_STATE, *_ACTIVATIONS, *_TOTALS, *_TRAFFIC),
+    NOTATION,
+    constants={"replicated_constant": KORTHIKANTI_REPLICATED_BYTES},
+    includes=(TRAINING_EQUATIONS, ACTIVATION_EQUATIONS),
+)

@@ -6,15 +6,20 @@ what the display, comparison, control and sweep modules read from it.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
-from mlsysim_nb.kinds.training.view import recipe
+from mlsysim_nb.kinds.training.view import TrainingLike, recipe
+from mlsysim_nb.model.notation import RECORD_QUANTITIES
 from mlsysim_nb.model.presentation import Headline, MemoryChart, SectionSpec, Verdict
+from mlsysim_nb.model.protocol import ScenarioLike
 from mlsysim_nb.render.numbers import capacity_text, format_bytes, format_share
 
-__all__ = ["ParallelView"]
+if TYPE_CHECKING:
+    from mlsysim_nb.records.hardware import HardwareNode
+
+__all__ = ["ParallelLike", "ParallelView"]
 
 _S = SectionSpec
 _SECTIONS = (
@@ -143,6 +148,84 @@ _COMPARISON_ROWS = (
 )
 
 
+class ParallelLike(ScenarioLike, Protocol):
+    """What the many-device view reads of its scenario, beyond every scenario's face."""
+
+    @property
+    def state(self) -> TrainingLike:
+        """The ``state`` field."""
+        ...
+
+    @property
+    def activations(self) -> Any:
+        """The ``activations`` field."""
+        ...
+
+    @property
+    def recompute(self) -> Any:
+        """The ``recompute`` field."""
+        ...
+
+    @property
+    def data_parallel(self) -> Any:
+        """The ``data_parallel`` field."""
+        ...
+
+    @property
+    def zero_stage(self) -> Any:
+        """The ``zero_stage`` field."""
+        ...
+
+    @property
+    def tensor_parallel(self) -> Any:
+        """The ``tensor_parallel`` field."""
+        ...
+
+    @property
+    def sequence_parallel(self) -> Any:
+        """The ``sequence_parallel`` field."""
+        ...
+
+    @property
+    def pipeline_parallel(self) -> Any:
+        """The ``pipeline_parallel`` field."""
+        ...
+
+    @property
+    def interleave(self) -> Any:
+        """The ``interleave`` field."""
+        ...
+
+    @property
+    def hardware(self) -> HardwareNode | None:
+        """The device."""
+        ...
+
+    @property
+    def workload(self) -> Any:
+        """The network being trained."""
+        ...
+
+    @property
+    def devices(self) -> Any:
+        """Devices in the run."""
+        ...
+
+    @property
+    def fits(self) -> Any:
+        """Whether one device holds its share of the state."""
+        ...
+
+    @property
+    def training_fits(self) -> Any:
+        """Whether one device holds its share of the run."""
+        ...
+
+    def layout(self) -> str:
+        """The layout in the course's notation."""
+        ...
+
+
 class ParallelView:
     """The presentation of a many-device scenario (a mixin of :class:`ParallelTrainingScenario`)."""
 
@@ -150,12 +233,12 @@ class ParallelView:
     NOTES: ClassVar[tuple[tuple[str, str], ...]] = _NOTES
     COMPARISON_ROWS: ClassVar[tuple[str, ...]] = _COMPARISON_ROWS
 
-    def default_title(self: Any) -> str:
+    def default_title(self: ParallelLike) -> str:
         """``"GPT-3 (175B), 16-bit + FP32 master + Adam on 64 × NVIDIA A100"``."""
         device = "devices" if self.hardware is None else f"× {self.hardware.name}"
         return f"{self.workload.name}, {recipe(self.state)} on {self.devices} {device}"
 
-    def headline(self: Any) -> Headline:
+    def headline(self: ParallelLike) -> Headline:
         """The layout, memory per device against the device, and whether one device holds it."""
         if self.is_sweep:
             swept = self.swept_fields() or ["the state's fields"]
@@ -180,7 +263,7 @@ class ParallelView:
             return Headline(line, Verdict("the state fits; the run does not", ok=False))
         return Headline(line, Verdict(_OVERFLOWS, ok=False))
 
-    def memory_chart(self: Any) -> MemoryChart:
+    def memory_chart(self: ParallelLike) -> MemoryChart:
         """One device's memory (the first pipeline stage's), part by part, against its capacity."""
         m = self.magnitude
         parts = {
@@ -195,18 +278,18 @@ class ParallelView:
         bars: tuple[tuple[str, dict[str, Any]], ...] = (("one device", parts),)
         return MemoryChart.against(bars, self.hardware, self.headline())
 
-    def sweep_quantity(self: Any) -> str:
+    def sweep_quantity(self: ParallelLike) -> str:
         """What a sweep plots and fits by default: memory per device."""
         return "total_per_device"
 
-    def fit_questions(self: Any) -> dict[str, tuple[str, str]]:
+    def fit_questions(self: ParallelLike) -> dict[str, tuple[str, str]]:
         """The verdict, the quantity it holds against the device, and what it is about (for a sweep's words)."""
         return {
             "fits": ("state_per_device", "a device's share of the state"),
             "training_fits": ("total_per_device", "a device's share of the run"),
         }
 
-    def input_rows(self: Any) -> list[tuple[str, str, str]]:
+    def input_rows(self: ParallelLike) -> list[tuple[str, str, str]]:
         """The recipe and the device, from ``state``, and the geometry, from ``activations``."""
         from mlsysim_nb.records.workloads import workload_rows
 
@@ -220,11 +303,15 @@ class ParallelView:
             rows.append(("activations.ffn_multiple", "feed-forward multiple f", str(a.ffn_multiple)))
         if self.hardware is not None:
             rows.append(
-                ("hardware.memory.capacity", "device memory capacity", capacity_text(self.hardware.memory.capacity))
+                (
+                    "hardware.memory.capacity",
+                    RECORD_QUANTITIES["capacity"].label,
+                    capacity_text(self.hardware.memory.capacity),
+                )
             )
         return rows
 
-    def controls(self: Any) -> list[Any]:
+    def controls(self: ParallelLike) -> list[Any]:
         """Device, the layout (N_d, ZeRO stage, t, SP, p, m) and the recomputation strategy."""
         from mlsysim_nb.live import controls as c
 
@@ -235,7 +322,7 @@ class ParallelView:
                   "interleave", "recompute")  # fmt: skip
         return [device, *(c.field_control(self, name) for name in fields)]
 
-    def layout(self: Any) -> str:
+    def layout(self: ParallelLike) -> str:
         """The layout in the course's notation: ``N_d=1 (ZeRO 0) × t=8 + SP × p=8, selective recomputation``."""
         sp = " + SP" if np.any(self.sequence_parallel) and np.any(np.asarray(self.tensor_parallel) > 1) else ""
         interleave = f" (m={self.interleave})" if np.any(np.asarray(self.interleave) > 1) else ""

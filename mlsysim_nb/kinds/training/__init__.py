@@ -1,9 +1,8 @@
 """The training-state kind: a model's weights, gradients and optimizer state against one device's memory.
 
-``model`` holds :class:`TrainingStateFitScenario` (fields and properties; its equations are in
-:mod:`mlsysim_nb.physics`, which it shares with the activation kind), ``view`` its presentation as data and
-``cases`` its named scenarios. This file is the declaration :mod:`mlsysim_nb.kinds` reads; the class loads on
-first use.
+``physics`` holds its equations (``EQUATIONS``), ``model`` :class:`TrainingStateFitScenario` (fields and
+properties), ``view`` its presentation as data and ``cases`` its named scenarios. This file is the
+declaration :mod:`mlsysim_nb.kinds` reads; the class loads on first use.
 """
 
 from __future__ import annotations

@@ -9,13 +9,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mlsysim_nb.errors import FieldError, NotApplicableError
+from mlsysim_nb.kinds.training.physics import ADAPTER_SHAPE, EQUATIONS
 from mlsysim_nb.kinds.training.view import TrainingView
-from mlsysim_nb.model.fields import VALUE_WIDTHS, check_count, check_quantity, knob, knobs
-from mlsysim_nb.model.scenario import Scenario, changed_fields, derived, is_array
-from mlsysim_nb.physics import TRAINING_NAMES, evaluate, with_equations
+from mlsysim_nb.model.changes import Follows, changed_fields
+from mlsysim_nb.model.equations import Equations, with_equations
+from mlsysim_nb.model.fields import check_count, check_quantity
+from mlsysim_nb.model.knob import VALUE_WIDTHS, knob, record
+from mlsysim_nb.model.scenario import Scenario, derived, is_array
 from mlsysim_nb.records.hardware import HardwareNode
 from mlsysim_nb.records.workloads import Workload, check_workload
-from mlsysim_nb.units import Q_, factor
 
 __all__ = ["TrainingStateFitScenario"]
 
@@ -24,9 +26,13 @@ _OPTIMIZERS = (("Adam/AdamW (8 B)", 8), ("SGD + momentum (4 B)", 4), ("8-bit Ada
 _NEEDS_HARDWARE = "hardware (this scenario has hardware=None)"
 _NEEDS_ACTIVATIONS = "activations (the saved activations at batch_size; this scenario has none)"
 _NEEDS_BATCH = "batch_size (the batch at which the activations are stated; this scenario has none)"
-_SHAPE = ("adapter_rank", "adapted_matrices", "adapter_in_dim", "adapter_out_dim")
 _SHAPE_RULE = "adapter parameters = layers · adapted_matrices · adapter_rank · (adapter_in_dim + adapter_out_dim)"
 _NEEDS_ADAPTERS = "adapters (adapter_parameters, or adapter_rank and its shape)"
+
+
+#: The saved activations are stated at batch_size: a new batch moves them linearly (``activations_at``),
+#: in variant(), the live panel and sweep() alike; stating ``activations=`` too keeps them.
+_FOLLOW_BATCH = Follows("activations", "batch_size", "activations_at", "at_batch_size")
 
 
 def _show_counts(value: Any) -> str:
@@ -67,37 +73,46 @@ class TrainingStateFitScenario(TrainingView, Scenario):
     (<Quantity(24.0, 'gigabyte')>, 0.279, True)
     """
 
-    workload: Workload
-    hardware: HardwareNode | None = None
+    workload: Workload = record(label="model")
+    hardware: HardwareNode | None = record(None, label="the accelerator")
     bytes_per_value: Any = knob(
-        kind="bytes", label="value width", high=8, control="dropdown", choices=VALUE_WIDTHS,
-        help="bytes per weight and gradient value",
+        kind="bytes", symbol="b_val", label="bytes per weight or gradient value", high=8, control="dropdown",
+        choices=VALUE_WIDTHS, help="bytes per weight and gradient value",
     )  # fmt: skip
     optimizer_bytes_per_parameter: Any = knob(
-        kind="bytes", label="optimizer state per parameter", positive=False, high=32, control="dropdown",
-        choices=_OPTIMIZERS, help="optimizer state bytes per trained parameter",
+        kind="bytes", symbol="b_opt", label="optimizer bytes per parameter", positive=False, high=32,
+        control="dropdown", choices=_OPTIMIZERS, help="optimizer state bytes per trained parameter",
     )  # fmt: skip
     batch_size: int | None = knob(
-        None, kind="count", label="batch size", high=2**20, optional=True, control="log",
+        None, kind="count", symbol="B", label="batch size", high=2**20, optional=True, control="log",
         help="sequences per step; the activations are stated at this batch",
     )  # fmt: skip
     activations: Any = knob(
-        None, kind="bytes", label="saved activations at batch_size", positive=False, high=1e18, optional=True
+        None, kind="bytes", symbol="M_act", label="saved activations", positive=False, high=1e18, optional=True
     )
-    master_bytes_per_parameter: Any = knob(None, kind="bytes", label="master copy per parameter", high=8, optional=True)
+    master_bytes_per_parameter: Any = knob(
+        None, kind="bytes", symbol="b_master", label="master-copy bytes per parameter", high=8, optional=True
+    )
     adapter_parameters: int | None = knob(
-        None, kind="count", label="adapter parameters", low=0, high=10**15, optional=True
+        None, kind="count", symbol="N_stated", label="stated adapter parameters", low=0, high=10**15, optional=True
     )
-    adapter_rank: int | None = knob(None, kind="count", label="adapter rank", high=65536, optional=True, control="log")
+    adapter_rank: int | None = knob(
+        None, kind="count", symbol="r", label="adapter rank", high=65536, optional=True, control="log"
+    )
     adapted_matrices: int | None = knob(
-        None, kind="count", label="adapted matrices per layer", high=64, optional=True, control="int"
+        None, kind="count", symbol="n_mat", label="adapted matrices per layer", high=64, optional=True, control="int"
     )
-    adapter_in_dim: int | None = knob(None, kind="count", label="adapter input width", high=2**20, optional=True)
-    adapter_out_dim: int | None = knob(None, kind="count", label="adapter output width", high=2**20, optional=True)
+    adapter_in_dim: int | None = knob(
+        None, kind="count", symbol="d_in", label="adapter input width", high=2**20, optional=True
+    )
+    adapter_out_dim: int | None = knob(
+        None, kind="count", symbol="d_out", label="adapter output width", high=2**20, optional=True
+    )
     name: str = dataclasses.field(default="", compare=False)
     description: str = dataclasses.field(default="", compare=False)
 
-    FORMULA_NAMES: ClassVar[tuple[str, ...]] = TRAINING_NAMES
+    EQUATIONS: ClassVar[Equations] = EQUATIONS
+    COUPLINGS: ClassVar[tuple[Follows, ...]] = (_FOLLOW_BATCH,)
 
     def __post_init__(self) -> None:
         o = type(self).__name__
@@ -130,12 +145,12 @@ class TrainingStateFitScenario(TrainingView, Scenario):
 
     def _check_adapters(self, o: str, env: dict[str, Any], params: float) -> None:
         stated = env["adapter_parameters"]
-        shape = {k: env[k] for k in _SHAPE}
+        shape = {k: env[k] for k in ADAPTER_SHAPE}
         given = [k for k, v in shape.items() if v is not None]
         if given and shape["adapter_rank"] is None:
             raise FieldError(o, "adapter_rank", f"is required when {', '.join(given)} is given")
         if shape["adapter_rank"] is not None:
-            for name in _SHAPE[1:]:
+            for name in ADAPTER_SHAPE[1:]:
                 if shape[name] is None:
                     raise FieldError(o, name, "is required with adapter_rank (the adapter shape is given as a whole)")
             if self.workload.layers is None:
@@ -162,7 +177,7 @@ class TrainingStateFitScenario(TrainingView, Scenario):
 
     def _shape_count(self, shape: dict[str, Any]) -> Any:
         # the adapter_count formula itself (its "from the shape" case), not a second copy of it
-        return evaluate("adapter_count", {**shape, "layers": self.workload.layers, "adapter_stated": False})
+        return EQUATIONS.evaluate("adapter_count", {**shape, "layers": self.workload.layers, "adapter_stated": False})
 
     # -- the model's quantities, each from its formula ----------------------------------
     weights = derived("weights")
@@ -223,33 +238,6 @@ class TrainingStateFitScenario(TrainingView, Scenario):
         value = self._env.get("fits")
         return value if is_array(value) else bool(value)
 
-    def variant(self, **changes: Any) -> Any:
-        """A new, fully validated scenario with ``changes`` applied; this one is untouched.
-
-        The activations are stated at ``batch_size``. When a change moves the batch and does not
-        restate the activations, they follow it linearly (``activations_at``): the same model at
-        another batch. Give ``activations=`` as well to state them yourself.
-
-        Raises
-        ------
-        TypeError
-            For a name that is not a field, listing the valid fields.
-        """
-        follows = (
-            "batch_size" in changes
-            and "activations" not in changes
-            and changes["batch_size"] is not None
-            and self.activations is not None
-            and self.batch_size is not None
-        )
-        if follows:
-            _, batch = knobs(self)["batch_size"].check(type(self).__name__, "batch_size", changes["batch_size"])
-            # the activations_at formula on the checked magnitudes, given back in the unit they were stated in
-            moved = self._activations_bytes_at(batch)
-            units = self.activations.units
-            changes = {**changes, "activations": Q_(moved / factor(units, "byte"), units)}
-        return super().variant(**changes)
-
     @property
     @with_equations("training_fits")
     def training_fits(self) -> Any:
@@ -272,20 +260,12 @@ class TrainingStateFitScenario(TrainingView, Scenario):
             raise NotApplicableError("activations_at", _NEEDS_ACTIVATIONS)
         if self.batch_size is None:
             raise NotApplicableError("activations_at", _NEEDS_BATCH)
-        from mlsysim_nb.model.scenario import _wrap
-
-        return _wrap("activations_at", self._activations_bytes_at(at))
-
-    def _activations_bytes_at(self, batch_size: Any) -> Any:
-        """The ``activations_at`` formula on a checked batch size, in bytes (shared by ``variant()``)."""
-        return self._env.with_inputs({"at_batch_size": batch_size}).get("activations_at")
+        return self.wrapper("activations_at")(_FOLLOW_BATCH.magnitude_at(self, at))
 
     @with_equations("checkpoint_write_time")
     def checkpoint_write_time(self, bandwidth: Any) -> Any:
         """Seconds to write ``checkpoint`` at ``bandwidth`` (a quantity such as ``Q_(2, "GB/s")``)."""
         o = f"{type(self).__name__}.checkpoint_write_time"
         _, rate = check_quantity(o, "bandwidth", bandwidth, "byte/second", allow_plain=False)
-        from mlsysim_nb.model.scenario import _wrap
-
         env = self._env.with_inputs({"write_bandwidth": rate})
-        return _wrap("checkpoint_write_time", env.get("checkpoint_write_time"))
+        return self.wrapper("checkpoint_write_time")(env.get("checkpoint_write_time"))

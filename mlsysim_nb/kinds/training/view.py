@@ -7,20 +7,24 @@ what the display, comparison, control and sweep modules read from it.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from mlsysim_nb.kinds.training.physics import ADAPTER_SHAPE, DEFAULT_ADAPTER_RANK
+from mlsysim_nb.model.evaluator import is_array
+from mlsysim_nb.model.knob import label_and_help
+from mlsysim_nb.model.notation import RECORD_QUANTITIES
 from mlsysim_nb.model.presentation import Headline, MemoryChart, SectionSpec, Verdict
-from mlsysim_nb.model.scenario import Scenario, is_array
+from mlsysim_nb.model.protocol import ScenarioLike
 from mlsysim_nb.records.workloads import workload_rows
 from mlsysim_nb.render.numbers import capacity_text, format_bytes, format_share
 from mlsysim_nb.units import Q_
 
 if TYPE_CHECKING:
     from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
+    from mlsysim_nb.records.hardware import HardwareNode
+    from mlsysim_nb.records.workloads import Workload
 
-__all__ = ["EXAMPLE_WRITE_BANDWIDTH", "TrainingView", "recipe"]
-
-_SHAPE = ("adapter_rank", "adapted_matrices", "adapter_in_dim", "adapter_out_dim")
+__all__ = ["EXAMPLE_WRITE_BANDWIDTH", "TrainingLike", "TrainingView", "recipe"]
 
 #: Example storage bandwidth for the checkpoint-write step (a datacentre NVMe drive).
 EXAMPLE_WRITE_BANDWIDTH = Q_(5, "GB/s")
@@ -148,6 +152,70 @@ _COMPARISON_ROWS = (
 )
 
 
+class TrainingLike(ScenarioLike, Protocol):
+    """What the training view reads of its scenario, beyond every scenario's face."""
+
+    @property
+    def workload(self) -> Workload:
+        """The ``workload`` field."""
+        ...
+
+    @property
+    def hardware(self) -> HardwareNode | None:
+        """The ``hardware`` field."""
+        ...
+
+    @property
+    def activations(self) -> Any:
+        """The ``activations`` field."""
+        ...
+
+    @property
+    def batch_size(self) -> int | None:
+        """The ``batch_size`` field."""
+        ...
+
+    @property
+    def master_bytes_per_parameter(self) -> Any:
+        """The ``master_bytes_per_parameter`` field."""
+        ...
+
+    @property
+    def adapter_rank(self) -> int | None:
+        """The ``adapter_rank`` field."""
+        ...
+
+    @property
+    def adapted_matrices(self) -> int | None:
+        """The ``adapted_matrices`` field."""
+        ...
+
+    @property
+    def adapter_in_dim(self) -> int | None:
+        """The ``adapter_in_dim`` field."""
+        ...
+
+    @property
+    def adapter_out_dim(self) -> int | None:
+        """The ``adapter_out_dim`` field."""
+        ...
+
+    @property
+    def adapter_mode(self) -> bool:
+        """True when adapters are configured."""
+        ...
+
+    @property
+    def fits(self) -> Any:
+        """Whether the state fits the device."""
+        ...
+
+    @property
+    def training_fits(self) -> Any:
+        """Whether the run fits the device."""
+        ...
+
+
 class TrainingView:
     """The presentation of a training-state scenario (a mixin of :class:`TrainingStateFitScenario`)."""
 
@@ -155,21 +223,21 @@ class TrainingView:
     NOTES: ClassVar[tuple[tuple[str, str], ...]] = _NOTES
     COMPARISON_ROWS: ClassVar[tuple[str, ...]] = _COMPARISON_ROWS
 
-    def sweep_quantity(self: Any) -> str:
+    def sweep_quantity(self: TrainingLike) -> str:
         """What a sweep of this scenario plots by default: the run's memory."""
         return "training_total" if self.activations is not None else "total"
 
-    def fit_questions(self: Any) -> dict[str, tuple[str, str]]:
+    def fit_questions(self: TrainingLike) -> dict[str, tuple[str, str]]:
         """Each verdict, the quantity it holds against the device, and what it is about (for a sweep's words)."""
         run = ("training_total", "the run") if self.activations is not None else ("total", "the run (state only)")
         return {"fits": ("total", "the state"), "training_fits": run}
 
-    def default_title(self: Any) -> str:
+    def default_title(self: TrainingLike) -> str:
         """``"GPT-2 XL, 16-bit + FP32 master + Adam on NVIDIA H100"``: the recipe, named from the fields."""
         device = "" if self.hardware is None else f" on {self.hardware.name}"
         return f"{self.workload.name}, {recipe(self)}{device}"
 
-    def headline(self: Any) -> Headline:
+    def headline(self: TrainingLike) -> Headline:
         """State (plus activations, when given) against the device, and whether the whole run fits."""
         m = self.magnitude
         head = f"{self.workload.name}, {recipe(self)}"
@@ -195,7 +263,7 @@ class TrainingView:
             return Headline(line, Verdict("the state fits; the run does not", ok=False))
         return Headline(line, Verdict("does not fit: the state alone overflows", ok=False))
 
-    def memory_chart(self: Any) -> MemoryChart:
+    def memory_chart(self: TrainingLike) -> MemoryChart:
         """One bar for this run (and one for full tuning in adapter mode) against the device's capacity."""
         m = self.magnitude
         acts = {"activations": m("activations")} if self.activations is not None else {}
@@ -215,7 +283,7 @@ class TrainingView:
             bars = (("this run", {**full, **acts}),)
         return MemoryChart.against(bars, self.hardware, self.headline())
 
-    def method_inputs(self: Any) -> dict[str, Any]:
+    def method_inputs(self: TrainingLike) -> dict[str, Any]:
         """Example arguments of the methods the derivation shows (another batch, a disk's bandwidth)."""
         extra: dict[str, Any] = {"write_bandwidth": EXAMPLE_WRITE_BANDWIDTH.m_as("byte/second")}
         if self.batch_size is not None:
@@ -225,22 +293,23 @@ class TrainingView:
             extra["at_batch_size"] = 1
         return extra
 
-    def input_rows(self: Any) -> list[tuple[str, str, str]]:
+    def input_rows(self: TrainingLike) -> list[tuple[str, str, str]]:
         """The inputs that come from the workload and the device, as (name, meaning, value) rows."""
         rows = workload_rows(self.workload)
         if self.hardware is not None:
             mem = self.hardware.memory
-            rows.append(("hardware.memory.capacity", "device memory capacity", capacity_text(mem.capacity)))
-            rows.append(("hardware.memory.bandwidth", "device memory bandwidth", f"{mem.bandwidth:~P}"))
+            rows.append(("hardware.memory.capacity", RECORD_QUANTITIES["capacity"].label, capacity_text(mem.capacity)))
+            rows.append(("hardware.memory.bandwidth", RECORD_QUANTITIES["bandwidth"].label, f"{mem.bandwidth:~P}"))
         return rows
 
-    def input_label(self: Any, name: str) -> str:
-        """How the inputs table names a field; the activations say at which batch they were stated."""
+    def input_label(self: TrainingLike, name: str) -> str:
+        """How the inputs table names a field (its declared label); the activations say at which batch they hold."""
+        label = label_and_help(type(self), name)[0]
         if name == "activations" and self.batch_size is not None and not is_array(self.batch_size):
-            return f"saved activations, stated at batch_size = {self.batch_size}"
-        return Scenario.input_label(self, name)
+            return f"{label}, stated at batch_size = {self.batch_size}"
+        return label
 
-    def controls(self: Any) -> list[Any]:
+    def controls(self: TrainingLike) -> list[Any]:
         """Device, model, precision, optimizer, master copy, batch and adapters."""
         from mlsysim_nb.live import controls as c
 
@@ -264,13 +333,14 @@ class TrainingView:
             )
         )  # fmt: skip
         shape_on = self.adapter_mode and self.adapter_rank is not None
-        for name, default in (("adapter_rank", 16), ("adapted_matrices", 2)):
-            spec = c.field_control(self, name, value=getattr(self, name) or default, bind=_shape_bind(name))
+        defaults = _shape_defaults(self)
+        for name in ADAPTER_SHAPE[:2]:  # the rank and the matrices per layer; the widths follow the model
+            spec = c.field_control(self, name, value=defaults[name], bind=_shape_bind(name))
             specs.append(dataclasses.replace(spec, disabled=not shape_on))
         return specs
 
 
-def recipe(s: TrainingStateFitScenario) -> str:
+def recipe(s: TrainingLike) -> str:
     """``"FP32 + Adam"``, ``"16-bit + FP32 master + Adam"``, with ``+ adapters`` in adapter mode."""
     if s.is_sweep:
         return "a sweep"
@@ -299,16 +369,16 @@ def _shape_bind(name: str) -> Any:
 
 def _adapter_bind(s: TrainingStateFitScenario, on: Any) -> dict[str, Any]:
     if not on:
-        return dict.fromkeys(("adapter_parameters", *_SHAPE))
+        return dict.fromkeys(("adapter_parameters", *ADAPTER_SHAPE))
     return _shape_defaults(s)
 
 
-def _shape_defaults(s: TrainingStateFitScenario) -> dict[str, Any]:
+def _shape_defaults(s: TrainingLike) -> dict[str, Any]:
     """Switching to a rank-based adapter shape: fill the rest of the shape and drop a stated count."""
     width = s.workload.hidden_dim or 4096
     return {
         "adapter_parameters": None,
-        "adapter_rank": s.adapter_rank or 16,
+        "adapter_rank": s.adapter_rank or DEFAULT_ADAPTER_RANK,
         "adapted_matrices": s.adapted_matrices or 2,
         "adapter_in_dim": s.adapter_in_dim or width,
         "adapter_out_dim": s.adapter_out_dim or width,

@@ -1,0 +1,59 @@
+"""Reading a quantity from text (``"80 GiB"``) safely: text whose arithmetic could exhaust time or memory is refused.
+
+The one reader of quantity text: the field checkers read typed values here, and so should any front end
+that takes typed text (a sweep's values).
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+import re
+from typing import Any
+
+from mlsysim_nb.units import Q_, unit
+
+__all__ = ["MAX_TEXT_LENGTH", "parse_quantity"]
+
+_QUANTITY_TEXT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/][A-Za-z0-9/* ]*?)\s*$")
+
+#: The longest quantity text read (``"81559 MiB"`` is 9 characters); longer text is refused unread.
+MAX_TEXT_LENGTH = 200
+# a power is a number or unit name (at most 20 characters) raised to a plain exponent below 1000,
+# so that no text makes the unit parser compute a number of billions of digits (``10**10**10``)
+_POWER_BASE = re.compile(r"[\w.]{1,20}\s*$")
+_POWER_EXPONENT = re.compile(r"^\s*(\(\s*[-+]?\d{1,3}(?:\.\d*)?\s*\)|[-+]?\d{1,3}(?:\.\d*)?)(?![\d.]|\s*\*\*)")
+
+
+def _check_text(text: str) -> None:
+    """Refuse, before pint evaluates it, text whose arithmetic could exhaust time or memory."""
+    if len(text) > MAX_TEXT_LENGTH:
+        msg = f"the text is {len(text):,} characters long; a quantity is at most {MAX_TEXT_LENGTH} characters"
+        raise ValueError(msg)
+    from pint.util import string_preprocessor
+
+    expanded = string_preprocessor(text)  # what pint evaluates: superscripts and ^ become **
+    for power in re.finditer(r"\*\*", expanded):
+        if not (_POWER_BASE.search(expanded[: power.start()]) and _POWER_EXPONENT.match(expanded[power.end() :])):
+            msg = "a power must raise a number or unit to a plain exponent between -999 and 999 (no nested powers)"
+            raise ValueError(msg)
+
+
+def parse_quantity(text: str) -> Any:
+    """``"80 GiB"`` -> a quantity, refusing (``ValueError``) text whose arithmetic would exhaust time or memory.
+
+    The one reader of quantity text: a front end that takes typed text (a sweep's values) should read it here.
+    The unit string is parsed once and cached (catalog loading reads dozens).
+
+    >>> parse_quantity("80 GiB")
+    <Quantity(80, 'gibibyte')>
+    """
+    _check_text(text)
+    match = _QUANTITY_TEXT.match(text)
+    if match is None:
+        return Q_(text)
+    number = float(match.group(1))
+    if math.isinf(number) or (number == 0 and decimal.Decimal(match.group(1)) != 0):
+        # beyond a float's range: kept exact, so that the checker refuses it with the field's range
+        return Q_(decimal.Decimal(match.group(1)), unit(match.group(2)))
+    return Q_(int(number) if number.is_integer() and "." not in match.group(1) else number, unit(match.group(2)))
