@@ -31,6 +31,9 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from check_student_version import problems  # noqa: E402
 
+from mlsysim_nb.measure import INSTALL_HINT  # noqa: E402
+from mlsysim_nb.measure.recorded import RECORDED_LABEL  # noqa: E402
+
 REPO2DOCKER_BASE = ["jupyterlab==4.4.9", "notebook==7.4.7", "jupyter_server==2.17.0"]
 RUNNER = ["nbclient", "ipykernel"]
 #: the student notebook run in the Binder environment: without PyTorch it shows recorded measurements
@@ -62,7 +65,7 @@ def _repository_files() -> list[str]:
 
 
 def _clean_env(cwd: Path) -> dict[str, str]:
-    """This environment without its virtualenv, import path or Jupyter folders: the venv's own Python alone.
+    """The test's environment without its virtualenv, import path or Jupyter folders: the venv's Python alone.
 
     Jupyter's folders go into a temporary ``jupyter`` folder beside ``cwd``'s session, so that no kernelspec
     of this machine's user (one pointing at another Python) is found.
@@ -165,7 +168,8 @@ def test_the_measurement_lab_runs_in_binder(wheel_installed: dict[str, Path]) ->
     texts = ["".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", "")) for c in cells for o in c["outputs"]]  # fmt: skip
     assert [o for c in cells for o in c["outputs"] if o["output_type"] == "error"] == []
     assert "torch" not in _run([python, "-m", "pip", "list"], wheel_installed["base"]).stdout.lower()
-    assert any("recorded" in t for t in texts)
+    assert texts[0].splitlines() == [INSTALL_HINT, f"Until then, the cells below show measurements {RECORDED_LABEL}."]
+    assert sum(RECORDED_LABEL in t for t in texts) >= 3
     checks = [c for c in cells if c["metadata"].get("nbgrader", {}).get("grade")]
     reminders = ["".join(o.get("text", "")) for c in checks for o in c["outputs"]]
     assert checks and all(r.startswith("Not answered yet") for r in reminders) and len(reminders) == len(checks)

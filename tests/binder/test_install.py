@@ -40,7 +40,7 @@ def test_one_place_holds_the_repository_address() -> None:
     assert "example.invalid" not in text
     badges = re.findall(r"https://mybinder\.org/v2/gh/([^/]+/[^/]+)/", text)
     assert badges and set(badges) == {owner_name}
-    github = {m for m in re.findall(r"https://github\.com/([\w.-]+/[\w.-]+)", text)}
+    github = set(re.findall(r"https://github\.com/([\w.-]+/[\w.-]+)", text))
     assert github == {owner_name}, "another repository address appears in the docs: point it at [project.urls]"
 
 
