@@ -7,6 +7,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8888
 COURSE ?= student
+# PYTEST_ARGS: extra pytest options for `make test`, e.g. PYTEST_ARGS=--durations=20
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 
 .PHONY: lab test env test-env course-env lint unit nbval notebooks assignments student count-runs bench clean
@@ -53,7 +54,7 @@ unit: $(VENV)/.test-installed
 # everything: lint first, then every test layer (unit, property, differential, notebooks under
 # nbval, the Binder environment, browser)
 test: lint
-	$(BIN)/python -m pytest -p no:cacheprovider -n 2 --dist loadfile $(NBVAL)
+	$(BIN)/python -m pytest -p no:cacheprovider -n 2 --dist loadfile $(NBVAL) $(PYTEST_ARGS)
 
 # the notebooks alone, under nbval (strict: every stored output is compared)
 nbval: $(VENV)/.test-installed
