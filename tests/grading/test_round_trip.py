@@ -1,14 +1,15 @@
 """A class on one machine: nbgrader's own exchange, an instructor and two students, from release to feedback.
 
-Everything runs through the ``nbgrader`` command line, in a temporary directory: the instructor's
-course directory (with the course's ``nbgrader_config.py`` exactly as ``make assignments`` copies it),
-the exchange (``Exchange.root``, set the way a hub sets it, in each user's Jupyter config folder) and
-two student accounts, each with its own HOME and Jupyter folders. The instructor generates and releases
-one assignment; ``alice`` fetches it and submits every answer, ``bob`` submits one answer; the instructor
-collects, autogrades, generates and releases feedback, and both students fetch it. The scores are the
-points of the answered exercises' checks, read from the notebook's own metadata, and no feedback file
-holds a solution, a hidden test or a model answer. One operating-system user plays all three people
-(``--student`` names the submitter), so collect's cross-check of owners is switched off.
+In a temporary directory: the instructor's course directory (with the course's ``nbgrader_config.py``
+exactly as ``make assignments`` copies it), the exchange (``Exchange.root``, set the way a hub sets it,
+in each person's own config) and two student accounts, each with its own HOME and Jupyter folders. The
+instructor generates the assignment with the ``nbgrader`` command in the course directory, then releases
+it through nbgrader's API; ``alice`` fetches it and submits every answer, ``bob`` one answer, through the
+exchange classes that ``nbgrader fetch_assignment`` and ``nbgrader submit`` run; the instructor collects,
+autogrades, generates and releases feedback, and both students fetch it. The scores are the points of the
+answered exercises' checks, read from the notebook's own metadata, and no fetched notebook or feedback
+file holds a solution, a hidden test or a model answer. One operating-system user plays all three people
+(the submission names its student), so collect's cross-check of owners is switched off.
 """
 
 from __future__ import annotations
@@ -27,14 +28,20 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from check_student_version import problems, secrets  # noqa: E402
-from make_assignments import COURSE_CONFIG, write_course  # noqa: E402
+from make_assignments import COURSE_CONFIG, api, course_config, write_course  # noqa: E402
 
 #: the assignment of the round trip: a short notebook with three autograded checks and an explain answer
 NAME = "02_precision_and_master_copy"
 SOURCE = ROOT / "notebooks" / f"{NAME}.ipynb"
 COURSE_ID = "mlsysim_nb"
-# nbgrader 0.9.6 triggers SQLAlchemy autoflush warnings inside its own gradebook code
-pytestmark = pytest.mark.filterwarnings("ignore:Object of type:Warning")
+# nbgrader 0.9.6 triggers SQLAlchemy autoflush warnings inside its own gradebook code, and its API's
+# release_feedback passes a misspelt keyword (`authentictor`) that traitlets warns about
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:Object of type:Warning"),
+    pytest.mark.filterwarnings(
+        "ignore:Passing unrecognized arguments to super.ExchangeReleaseFeedback:DeprecationWarning"
+    ),
+]
 
 
 def _require_nbgrader() -> None:
@@ -60,15 +67,18 @@ def _source(cell: dict[str, Any]) -> str:
 
 
 class Person:
-    """One account: its own HOME and Jupyter folders, a hub-style config naming the exchange."""
+    """One account: its own HOME and Jupyter folders, and a hub-style config naming the exchange and the course."""
 
     def __init__(self, home: Path, exchange: Path) -> None:
         self.home = home
         config = home / ".jupyter"
         config.mkdir(parents=True)
-        (config / "nbgrader_config.py").write_text(
+        self.config_file = config / "nbgrader_config.py"
+        self.config_file.write_text(
             "c = get_config()\n"
             f"c.Exchange.root = {str(exchange)!r}\n"
+            f"c.Exchange.cache = {str(home / '.nbgrader_cache')!r}\n"
+            f"c.Exchange.assignment_dir = {str(home)!r}\n"
             f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
             "c.ExchangeCollect.check_owner = False\n",
             encoding="utf-8",
@@ -83,12 +93,32 @@ class Person:
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         }
 
-    def nbgrader(self, *args: str, cwd: Path | None = None) -> str:
+    def nbgrader(self, *args: str, cwd: Path) -> str:
         """Run one nbgrader command as this person; fail the test with its log if it fails."""
         run = [sys.executable, "-m", "nbgrader", *args]
-        result = subprocess.run(run, cwd=cwd or self.home, env=self.env, capture_output=True, text=True, check=False)
+        result = subprocess.run(run, cwd=cwd, env=self.env, capture_output=True, text=True, check=False)
         assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
         return result.stdout + result.stderr
+
+    def exchange_step(self, step: str, assignment: str, **coursedir: str) -> None:
+        """One student step of nbgrader's exchange (``FetchAssignment``, ``Submit``, ``FetchFeedback``).
+
+        The same classes ``nbgrader fetch_assignment``, ``submit`` and ``fetch_feedback`` run, with this
+        person's config, in this process (each command line would spend seconds importing nbgrader).
+        """
+        from nbgrader.auth import Authenticator
+        from nbgrader.coursedir import CourseDirectory
+        from nbgrader.exchange import ExchangeFactory
+        from traitlets.config.loader import PyFileConfigLoader
+
+        config = PyFileConfigLoader(self.config_file.name, path=str(self.config_file.parent)).load_config()
+        course = CourseDirectory(config=config, root=str(self.home), assignment_id=assignment, **coursedir)
+        factory = ExchangeFactory(config=config)
+        getattr(factory, step)(coursedir=course, authenticator=Authenticator(config=config), config=config).start()
+
+
+def _ok(result: dict[str, Any]) -> None:
+    assert result["success"], f"{result.get('log', '')}\n{result.get('error', '')}"
 
 
 def _answer(release: Path, submission: Path, answered: set[str]) -> None:
@@ -132,33 +162,42 @@ def classroom(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     instructor = Person(root / "instructor", exchange)
     course = instructor.home / "course"
     write_course(course, [SOURCE])
+    # the instructor's first step from the course directory, as typed: nbgrader reads the course's config there
     instructor.nbgrader("generate_assignment", NAME, "--force", cwd=course)
-    instructor.nbgrader("release_assignment", NAME, cwd=course)
+    saved = dict(os.environ)
+    os.environ.update(instructor.env)  # autograde's kernels find no kernelspec of this machine's user
+    try:
+        from nbgrader.apps import NbGraderAPI
 
-    answers = [_meta(c)["grade_id"] for c in _cells(SOURCE) if _meta(c).get("solution")]
-    code_answers = [a for a in answers if a.startswith("answer_")]
-    submissions = {"alice": set(answers), "bob": {code_answers[0]}}
-    fetched, people = {}, {}
-    for student, answered in submissions.items():
-        person = people[student] = Person(root / student, exchange)
-        person.nbgrader("fetch_assignment", NAME)
-        notebook = person.home / NAME / f"{NAME}.ipynb"
-        fetched[student] = notebook.read_text(encoding="utf-8")
-        _answer(notebook, notebook, answered)
-        person.nbgrader("submit", NAME, "--student", student)
-
-    instructor.nbgrader("collect", NAME, cwd=course)
-    instructor.nbgrader("autograde", NAME, "--force", cwd=course)
-    instructor.nbgrader("generate_feedback", NAME, "--force", cwd=course)
-    instructor.nbgrader("release_feedback", NAME, cwd=course)
-    for person in people.values():
-        person.nbgrader("fetch_feedback", NAME)
+        config = course_config(course, exchange)
+        config.ExchangeCollect.check_owner = False  # one operating-system user plays everyone
+        grader = NbGraderAPI(config=config)
+        _ok(grader.release_assignment(NAME))
+        answers = [_meta(c)["grade_id"] for c in _cells(SOURCE) if _meta(c).get("solution")]
+        code_answers = [a for a in answers if a.startswith("answer_")]
+        submissions = {"alice": set(answers), "bob": {code_answers[0]}}
+        fetched, people = {}, {}
+        for student, answered in submissions.items():
+            person = people[student] = Person(root / student, exchange)
+            person.exchange_step("FetchAssignment", NAME)
+            notebook = person.home / NAME / f"{NAME}.ipynb"
+            fetched[student] = notebook.read_text(encoding="utf-8")
+            _answer(notebook, notebook, answered)
+            person.exchange_step("Submit", NAME, student_id=student)
+        _ok(grader.collect(NAME))
+        for student in submissions:
+            _ok(grader.autograde(NAME, student, force=True))
+            _ok(grader.generate_feedback(NAME, student, force=True))
+            _ok(grader.release_feedback(NAME, student))
+        for person in people.values():
+            person.exchange_step("FetchFeedback", NAME)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
     return {"root": root, "course": course, "submissions": submissions, "fetched": fetched}
 
 
 def _scores(course: Path) -> dict[str, tuple[float, float]]:
-    from make_assignments import api
-
     with api(course).gradebook as gradebook:
         return {s.student.id: (float(s.score), float(s.max_score)) for s in gradebook.assignment_submissions(NAME)}
 
