@@ -94,7 +94,7 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
-    _run([str(python), "-m", "pip", "install", "--quiet", *REPO2DOCKER_BASE, *RUNNER, "-r", "binder/requirements.txt"], home)  # fmt: skip
+    _run([str(python), "-m", "pip", "install", "--quiet", "--no-compile", *REPO2DOCKER_BASE, *RUNNER, "-r", "binder/requirements.txt"], home)  # fmt: skip
     post_build = home / "binder" / "postBuild"
     assert os.access(post_build, os.X_OK), "repo2docker runs binder/postBuild only if it is executable"
     _run([str(post_build)], home)
@@ -110,7 +110,7 @@ def wheel_installed(session: dict[str, Path]) -> dict[str, Path]:
     subprocess.run(build, check=True, capture_output=True)
     (wheel,) = wheels.glob("mlsysim_nb-*.whl")
     python = str(session["python"])
-    _run([python, "-m", "pip", "install", "--quiet", "--force-reinstall", "--no-deps", str(wheel)], session["base"])
+    _run([python, "-m", "pip", "install", "--quiet", "--no-compile", "--force-reinstall", "--no-deps", str(wheel)], session["base"])
     _run([python, "-m", "pip", "check"], session["base"])
     return {**session, "wheel": wheel}
 
