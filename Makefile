@@ -1,13 +1,16 @@
-# mlsysim_nb: `make lab` opens the course, `make test` runs every test.
+# mlsysim_nb: `make lab` opens the course (the student version, student/), `make test` runs every test.
 # Both create the virtual environment .venv first (Python 3.11+ as $(PYTHON)).
+# `make lab COURSE=notebooks` opens the instructor's version (solutions and outputs included).
 
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8888
+COURSE ?= student
+# PYTEST_ARGS: extra pytest options for `make test`, e.g. PYTEST_ARGS=--durations=20
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 
-.PHONY: lab test env test-env lint unit nbval notebooks assignments bench clean
+.PHONY: lab test env test-env course-env lint unit nbval notebooks assignments student count-runs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,17 +21,23 @@ $(VENV)/.lab-installed: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[lab]"
 	touch $@
 
-# everything the test suite needs (reference oracle, nbval, playwright, linters, PyTorch for the lab)
+# the package, JupyterLab and nbgrader: enough to generate and grade the assignments
+$(VENV)/.course-installed: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[course]"
+	touch $@
+
+# everything the test suite needs (reference oracle, nbval, nbgrader, playwright, linters, PyTorch for the lab)
 $(VENV)/.test-installed: $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[lab,test,browser,lint,measure]"
+	$(BIN)/python -m pip install --quiet -e ".[lab,course,test,browser,lint,measure]"
 	touch $@
 
 env: $(VENV)/.lab-installed
+course-env: $(VENV)/.course-installed
 test-env: $(VENV)/.test-installed
 
 lab: $(VENV)/.lab-installed
 	@ROOT=""; if [ "$$(id -u)" = 0 ]; then ROOT="--allow-root"; fi; \
-	$(BIN)/jupyter lab --notebook-dir=notebooks --port=$(PORT) $$ROOT
+	$(BIN)/jupyter lab --notebook-dir=$(COURSE) --port=$(PORT) $$ROOT
 
 # lint: ruff (rules and formatting), mypy on the package, notebook hygiene
 lint: $(VENV)/.test-installed
@@ -45,20 +54,29 @@ unit: $(VENV)/.test-installed
 # everything: lint first, then every test layer (unit, property, differential, notebooks under
 # nbval, the Binder environment, browser)
 test: lint
-	$(BIN)/python -m pytest -p no:cacheprovider -n 2 --dist loadfile $(NBVAL)
+	$(BIN)/python -m pytest -p no:cacheprovider -n 2 --dist loadfile $(NBVAL) $(PYTEST_ARGS)
 
 # the notebooks alone, under nbval (strict: every stored output is compared)
 nbval: $(VENV)/.test-installed
 	$(BIN)/python -m pytest -p no:cacheprovider $(NBVAL) notebooks
 
-# re-execute the notebooks top to bottom and store their outputs (after editing one)
+# re-execute the notebooks top to bottom and store their outputs (after editing one), then regenerate student/
 notebooks: $(VENV)/.test-installed
 	$(BIN)/python scripts/execute_notebooks.py
 	$(BIN)/python scripts/check_notebooks.py notebooks
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python scripts/make_assignments.py build/course --student student
 
 # the student release with nbgrader: build/course/release/NN_name/ (solutions and hidden tests removed)
-assignments: $(VENV)/.test-installed
+assignments: $(VENV)/.course-installed
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python scripts/make_assignments.py build/course
+
+# the same release copied into student/ (what `make lab` and Binder open): run it after editing a notebook
+student: $(VENV)/.course-installed
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python scripts/make_assignments.py build/course --student student
+
+# how many times one `make test` executes each notebook (every kernel started is counted)
+count-runs: $(VENV)/.test-installed
+	$(BIN)/python scripts/count_notebook_runs.py -- $(MAKE) test
 
 bench: $(VENV)/.test-installed
 	$(BIN)/python benchmarks/run.py

@@ -3,6 +3,8 @@
 The measurement lab's PyTorch side (``mlsysim_nb/measure/_layer.py`` and ``_saved.py``) imports torch when
 it is imported; without the optional ``measure`` extra those two modules, which hold no doctests, are not
 collected. ``tests/measure`` then skips locally and fails in CI, as its own conftest says.
+``notebooks/nbgrader_config.py`` is nbgrader's configuration, read by nbgrader (which provides its
+``get_config``), never imported as a module.
 """
 
 from __future__ import annotations
@@ -11,4 +13,6 @@ import importlib.util
 
 _TORCH_SIDE = ["mlsysim_nb/measure/_layer.py", "mlsysim_nb/measure/_saved.py"]
 
-collect_ignore = [] if importlib.util.find_spec("torch") is not None else _TORCH_SIDE
+collect_ignore = ["notebooks/nbgrader_config.py"]
+if importlib.util.find_spec("torch") is None:
+    collect_ignore += _TORCH_SIDE

@@ -1,12 +1,12 @@
 """Generate the student release of the course with nbgrader: one assignment per notebook.
 
-Usage: ``python scripts/make_assignments.py [COURSE_DIR]`` (``make assignments``; default
-``build/course``). Writes an nbgrader course directory: ``nbgrader_config.py``, the
-instructor's ``source/<NN_name>/<NN_name>.ipynb`` (solutions included) and the generated
-``release/<NN_name>/<NN_name>.ipynb`` (solutions and hidden tests removed, outputs cleared).
-An answer's solution region becomes a comment, not nbgrader's default
-``raise NotImplementedError()``, so a released notebook runs top to bottom: an unanswered
-exercise prints a reminder, and only the hidden autograder tests fail on it.
+Usage: ``python scripts/make_assignments.py [COURSE_DIR] [--student DIR]`` (``make assignments``;
+default ``build/course``). Writes an nbgrader course directory: ``nbgrader_config.py`` (a copy of
+``notebooks/nbgrader_config.py``), the instructor's ``source/<NN_name>/<NN_name>.ipynb`` (solutions
+included) and the generated ``release/<NN_name>/<NN_name>.ipynb`` (solutions, hidden tests, model
+answers and outputs removed). With ``--student DIR`` (``make student``) it also copies the release,
+one notebook per file, into DIR: the repository's ``student/`` folder, which ``make lab`` and Binder open.
+Needs only the package's ``course`` extra (nbgrader and JupyterLab); nbgrader executes nothing here.
 """
 
 from __future__ import annotations
@@ -15,19 +15,19 @@ import argparse
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-COURSE_ID = "mlsysim_nb"
-CODE_STUB = "# your work here: set the answer variable above"
+COURSE_CONFIG = ROOT / "notebooks" / "nbgrader_config.py"
+STUDENT = ROOT / "student"
+STUDENT_README = """\
+# The course, student version
 
-CONFIG = """# nbgrader configuration of the mlsysim_nb course (written by scripts/make_assignments.py)
-c = get_config()  # noqa: F821 - provided by traitlets when nbgrader loads this file
-c.CourseDirectory.course_id = {course_id!r}
-c.CourseDirectory.root = {root!r}
-c.CourseDirectory.db_url = {db_url!r}
-c.ClearSolutions.code_stub = {{"python": {stub!r}}}
-c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
-c.ExecutePreprocessor.timeout = 300
+These notebooks are generated from the instructor's notebooks in `../notebooks/` by `make student`
+(nbgrader's `generate_assignment`): the exercises are blank, and no cell holds a stored output.
+Run them top to bottom; an exercise's check cell tells you whether your answer is right, and
+`hint("N.M")` gives the next hint. Do not edit them here if you want to keep your work across an
+update of the repository: copy the folder first.
 """
 
 
@@ -39,10 +39,7 @@ def notebooks(folder: Path = ROOT / "notebooks") -> list[Path]:
 def write_course(course: Path, sources: list[Path]) -> list[str]:
     """Create the course directory with its config and one source assignment per notebook."""
     course.mkdir(parents=True, exist_ok=True)
-    config = CONFIG.format(
-        course_id=COURSE_ID, root=str(course), db_url=f"sqlite:///{course / 'gradebook.db'}", stub=CODE_STUB
-    )
-    (course / "nbgrader_config.py").write_text(config, encoding="utf-8")
+    shutil.copy(COURSE_CONFIG, course / "nbgrader_config.py")
     names = []
     for path in sources:
         folder = course / "source" / path.stem
@@ -54,20 +51,22 @@ def write_course(course: Path, sources: list[Path]) -> list[str]:
     return names
 
 
-def api(course: Path) -> object:
+def course_config(course: Path, exchange: Path | None = None) -> Any:
+    """The course's ``nbgrader_config.py`` as nbgrader reads it, rooted at ``course`` (and an exchange)."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader(COURSE_CONFIG.name, path=str(COURSE_CONFIG.parent)).load_config()
+    config.CourseDirectory.root = str(course)
+    if exchange is not None:
+        config.Exchange.root = str(exchange)
+    return config
+
+
+def api(course: Path, exchange: Path | None = None) -> Any:
     """An ``NbGraderAPI`` for the course directory (its own config and gradebook)."""
     from nbgrader.apps import NbGraderAPI
-    from traitlets.config import Config
 
-    config = Config()
-    config.CourseDirectory.course_id = COURSE_ID
-    config.CourseDirectory.root = str(course)
-    config.CourseDirectory.db_url = f"sqlite:///{course / 'gradebook.db'}"
-    config.ClearSolutions.code_stub = {"python": CODE_STUB}
-    config.ClearSolutions.text_stub = "YOUR ANSWER HERE"
-    config.ExecutePreprocessor.timeout = 300
-    config.Exchange.root = str(course / "exchange")  # generate and autograde never use it; a hub sets its own
-    return NbGraderAPI(config=config)
+    return NbGraderAPI(config=course_config(course, exchange))
 
 
 def generate(course: Path, sources: list[Path]) -> list[str]:
@@ -75,21 +74,40 @@ def generate(course: Path, sources: list[Path]) -> list[str]:
     names = write_course(course, sources)
     grader = api(course)
     for name in names:
-        result = grader.generate_assignment(name, force=True)  # type: ignore[attr-defined]
+        result = grader.generate_assignment(name, force=True)
         if not result["success"]:
             msg = f"nbgrader could not generate {name}:\n{result['log']}\n{result.get('error', '')}"
             raise RuntimeError(msg)
     return names
 
 
+def write_student(course: Path, names: list[str], folder: Path) -> list[Path]:
+    """Copy each generated release into ``folder/<name>.ipynb``; drop notebooks no longer in the course."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("*.ipynb"):
+        if stale.stem not in names:
+            stale.unlink()
+    written = []
+    for name in names:
+        target = folder / f"{name}.ipynb"
+        shutil.copy(course / "release" / name / f"{name}.ipynb", target)
+        written.append(target)
+    (folder / "README.md").write_text(STUDENT_README, encoding="utf-8")
+    return written
+
+
 def main(argv: list[str] | None = None) -> int:
     """Generate the release into the given course directory (default build/course)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("course", nargs="?", type=Path, default=ROOT / "build" / "course")
+    parser.add_argument("--student", type=Path, help="also copy the release into this folder (make student)")
     args = parser.parse_args(argv)
     course = args.course.resolve()
     names = generate(course, notebooks())
     print(f"released {len(names)} assignments into {course / 'release'}")
+    if args.student:
+        written = write_student(course, names, args.student.resolve())
+        print(f"wrote {len(written)} student notebooks into {args.student}")
     return 0
 
 
