@@ -222,7 +222,8 @@ class Workload(RichRepr):
 
     def __repr__(self) -> str:
         count = self.parameters.to("count").magnitude
-        shape = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in self.shown_fields() if v is not None)
+        shown = [(k, v) for k, v in self.shown_fields() if v is not None]
+        shape = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in shown)
         return f"Workload({self.name!r}, parameters={count:.4g}" + (f", {shape})" if shape else ")")
 
 
