@@ -93,7 +93,6 @@ class ZeroPartition:
     per_device: dict[int, dict[str, float]]
     sharded: dict[int, dict[str, bool]]
     capacity: float | None
-    title: str = ""
 
     def state_per_device(self, stage: int) -> float:
         """The state one device holds at ``stage``: the sum of its parts."""
@@ -120,7 +119,6 @@ def zero_partition(scenario: Any, stages: tuple[int, ...] = (0, 1, 2, 3)) -> Zer
         per_device=per_device,
         sharded=sharded,
         capacity=_capacity(scenario),
-        title=scenario.title if hasattr(scenario, "title") else "",
     )
 
 
@@ -169,9 +167,9 @@ def zero_partition_figure(partition: ZeroPartition, *, max_devices: int = 8) -> 
         ax.set_title(f"stage {stage}: {_STAGE_WORDS.get(stage, '')}\n{total / 1e9:,.2f} GB per device", fontsize=9)
         ax.set_ylim(0, top * 1.08 / 1e9)
     axes[0].set_ylabel("state per device (GB)")
-    handles = [
-        __import__("matplotlib.patches", fromlist=["Patch"]).Patch(color=_COLORS[p], label=p) for p in partition.parts
-    ]
+    from matplotlib.patches import Patch
+
+    handles = [Patch(color=_COLORS[p], label=p) for p in partition.parts]
     fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8, frameon=False)
     suffix = f" · dashed: device capacity {partition.capacity / 1e9:,.1f} GB" if partition.capacity else ""
     fig.suptitle(f"ZeRO over N_d = {n} devices (hatched: sharded, each device holds a different 1/{n}){suffix}",
