@@ -81,3 +81,15 @@ def test_worked_example_counts_zero3_buffers_as_notebook_9_does() -> None:
     text = _manual("explain_11_4_leaves_out")
     assert "up to 2 GB plus 1 GB of 16-bit buffers per device" in text
     assert f"not in the {PLAN.variant(data_parallel=4).total_per_device.m_as('GB'):.2f} GB" in text
+
+
+def test_walk_reads_the_partition_figure() -> None:
+    """On 3 devices the state fits from stage 1 on; only stage 3 leaves room for one sequence's activations."""
+    capacity = PLAN.hardware.memory.capacity
+    stages = {k: PLAN.variant(data_parallel=3, zero_stage=k) for k in (1, 2, 3)}
+    assert all(s.fits for s in stages.values())
+    assert [s.training_fits for s in stages.values()] == [False, False, True]
+    text = " ".join(_src(c) for c in _cells() if c["cell_type"] == "markdown")
+    assert f"Stage 2 leaves {(capacity - stages[2].state_per_device).m_as('GB'):.2f} GB beside its state" in text
+    assert f"Stage 3 leaves {(capacity - stages[3].state_per_device).m_as('GB'):.2f} GB, enough" in text
+    assert stages[2].activations_per_device > capacity - stages[2].state_per_device
