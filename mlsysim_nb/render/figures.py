@@ -161,7 +161,8 @@ def zero_partition_figure(partition: ZeroPartition, *, max_devices: int = 8) -> 
             ax.axhline(partition.capacity / 1e9, color="black", linestyle="--", linewidth=1, gid="capacity")
         ax.set_xticks(xs, [str(i + 1) if i < max_devices - 1 or n <= max_devices else str(n) for i in shown])
         if n > max_devices:
-            ax.annotate("…", (len(shown) - 1.5, 0), ha="center", va="bottom", fontsize=12)
+            ax.annotate("…", xy=(len(shown) - 1.5, 0), xycoords=("data", "axes fraction"), xytext=(0, -3),
+                        textcoords="offset points", ha="center", va="top", fontsize=9)  # fmt: skip
         ax.set_xlabel("data-parallel device")
         total = partition.state_per_device(stage)
         ax.set_title(f"stage {stage}: {_STAGE_WORDS.get(stage, '')}\n{total / 1e9:,.2f} GB per device", fontsize=9)
@@ -244,7 +245,11 @@ class PipelineSchedule:
 
 
 def bubble_fraction_formula(stages: int, micro_batches: int, chunks: int = 1) -> float:
-    """Narayanan et al. (2021), Sec. 2.2: the bubble is ``(p − 1)/n`` of the ideal time, divided by ``m`` chunks."""
+    """Narayanan et al. (2021), Sec. 2.2: the bubble is ``(p − 1)/n`` of the ideal time, divided by ``m`` chunks.
+
+    >>> round(bubble_fraction_formula(8, 64), 4), round(bubble_fraction_formula(8, 64, 3), 4)
+    (0.1094, 0.0365)
+    """
     return (stages - 1) / (chunks * micro_batches)
 
 
