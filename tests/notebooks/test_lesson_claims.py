@@ -195,6 +195,7 @@ def test_04_frozen_base_saving_from_the_rows() -> None:
     lighter = own.variant(activations=own.activations * (1 - share))
     assert (round(100 * share), own.max_resident_batch, lighter.max_resident_batch) == (26, 7, 10)
     assert "9.00 of 34.03 sbh need not be kept, 26%" in _shown(_cell("04", "c36a"))
+    assert "13.00 of 49.03 sbh need not be kept, 27%" in _shown(_cell("04", "c36a"))
     assert "resident limit on the H100 7 -> 10" in _shown(_cell("04", "c36a"))
     assert "$34.03\\,sbh$ per layer of Llama's" in _src(_cell("04", "c36"))
 
@@ -308,3 +309,53 @@ def test_reworked_exercises_ask_something_new(number: str, grade_id: str, old: f
     answer = _solution(number, grade_id)
     assert math.isclose(answer, new, rel_tol=1e-3)
     assert not math.isclose(answer, old, rel_tol=0.02)
+
+
+@pytest.mark.measure
+def test_04_a_frozen_llama_layer_keeps_those_rows_less() -> None:
+    """A LlamaDecoderLayer with all but q_proj and v_proj frozen keeps the rows notebook 04 names less.
+
+    The MLP's input, the gated product and both norms' normalized inputs (BF16, SDPA, a small random layer on the CPU).
+    """
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.llama import modeling_llama
+
+    s, b, h, f = 12, 3, 64, 96
+    config = transformers.LlamaConfig(
+        hidden_size=h,
+        intermediate_size=f,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        num_hidden_layers=1,
+        vocab_size=128,
+        attention_dropout=0.0,
+        max_position_embeddings=64,
+    )
+    config._attn_implementation = "sdpa"  # transformers' documented switch
+
+    def saved_bytes(frozen: bool) -> int:
+        torch.manual_seed(0)
+        layer = modeling_llama.LlamaDecoderLayer(config, layer_idx=0).to(torch.bfloat16).train()
+        if frozen:
+            for name, p in layer.named_parameters():
+                p.requires_grad_(name.split(".")[-2] in ("q_proj", "v_proj"))
+        weights = {p.untyped_storage().data_ptr() for p in layer.parameters()}
+        x = torch.randn(b, s, h, dtype=torch.bfloat16, requires_grad=True)
+        positions = torch.arange(s)[None]
+        rotary = modeling_llama.LlamaRotaryEmbedding(config)(x, positions)
+        storages: dict[int, int] = {}
+
+        def pack(t: Any) -> Any:
+            storage = t.untyped_storage()
+            if storage.data_ptr() not in weights:
+                storages[storage.data_ptr()] = storage.nbytes()
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            out = layer(x, attention_mask=None, position_embeddings=rotary, position_ids=positions)
+        assert out is not None
+        return sum(storages.values())
+
+    sbh, sbf = s * b * h * 2, s * b * f * 2  # at 16 bits
+    assert saved_bytes(False) - saved_bytes(True) == sbh + sbf + 2 * sbh  # mlp_input, product, two normalized
