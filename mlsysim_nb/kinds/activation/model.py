@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mlsysim_nb.errors import FieldError
+from mlsysim_nb.kinds.activation import table
 from mlsysim_nb.kinds.activation.physics import EQUATIONS, STRATEGIES
 from mlsysim_nb.kinds.activation.view import ActivationView
 from mlsysim_nb.model.equations import Equations, with_equations
@@ -18,6 +19,9 @@ from mlsysim_nb.model.scenario import Scenario, derived, is_array
 from mlsysim_nb.records.workloads import Workload, check_workload
 
 __all__ = ["ActivationMemoryScenario"]
+
+_ATTENTIONS = (("eager (scores kept)", "eager"), ("fused (FlashAttention)", "fused"))
+_IMPLEMENTATIONS = (("Megatron (the paper)", "megatron"), ("Hugging Face transformers", "transformers"))
 
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)
@@ -60,6 +64,14 @@ class ActivationMemoryScenario(ActivationView, Scenario):
         optional=True,
     )  # fmt: skip
     ffn_multiple: int = knob(4, kind="count", symbol="f", label="feed-forward expansion", high=64, control="int")
+    attention: str = knob(
+        "eager", kind="choice", label="attention kernel", control="dropdown", choices=_ATTENTIONS,
+        help="eager keeps the a·s² scores (softmax, dropout); fused (FlashAttention, SDPA) keeps a log-sum-exp per row",
+    )  # fmt: skip
+    implementation: str = knob(
+        "megatron", kind="choice", label="accounting", control="dropdown", choices=_IMPLEMENTATIONS,
+        help="megatron: Korthikanti et al.'s fused-kernel count; transformers: what Hugging Face's modules keep",
+    )  # fmt: skip
     checkpoint_segments: int | None = knob(
         None, kind="count", symbol="k", label="checkpoint segments", high=2**16, optional=True, control="int",
         help="0 = no segment checkpointing",
@@ -83,9 +95,13 @@ class ActivationMemoryScenario(ActivationView, Scenario):
         if segments is not None and np.any(np.asarray(segments) > w.layers):
             got = int(np.max(segments))
             raise FieldError(o, "checkpoint_segments", f"must be at most {w.layers} (the model's layers), got {got}")
+        self._check_architecture(o, w, inputs)
         norm_bytes = inputs["normalization_per_layer"]
+        sequence = inputs["seq_len"] if inputs["seq_len"] is not None else w.context_length
+        outside = None if w.vocab_size is None else table.outside_bytes(w, inputs, sequence)
         env: dict[str, Any] = {
             **inputs,
+            **table.coefficients(w, inputs),
             "parameters": float(w.parameters.magnitude),
             "tokens": 1,
             "layers": w.layers,
@@ -94,12 +110,28 @@ class ActivationMemoryScenario(ActivationView, Scenario):
             "context_length": w.context_length,
             "seq_given": inputs["seq_len"] is not None,
             "normalization_per_layer": 0 if norm_bytes is None else norm_bytes,
+            "outside_layer_bytes": outside,
+            "has_output": outside is not None,
         }
         needs = {
             "heads": f"workload.heads to size the attention scores ({w.name} gives none)",
             "checkpoint_segments": "checkpoint_segments (this scenario has none)",
+            "outside_layer_bytes": f"workload.vocab_size to size the output layer ({w.name} gives none)",
         }
         self._set_env(env, needs)
+
+    @staticmethod
+    def _check_architecture(owner: str, w: Workload, inputs: dict[str, Any]) -> None:
+        """What the layer table needs of the workload for the chosen attention, accounting and MLP width."""
+        if w.heads is None and (np.any(np.asarray(inputs["attention"]) == "fused") or not w.reference_style):
+            msg = f"the layer table needs the workload's heads for this layer; {w.name} gives none"
+            raise FieldError(owner, "workload", msg)
+        if w.ffn_dim is not None and np.any(np.asarray(inputs["ffn_multiple"]) != 4):
+            msg = (
+                f"sets the MLP width only for a workload that states none; {w.name} gives ffn_dim = {w.ffn_dim:,} "
+                "(leave ffn_multiple at 4, or change the workload's ffn_dim)"
+            )
+            raise FieldError(owner, "ffn_multiple", msg)
 
     def field_bounds(self, name: str) -> tuple[float, float | None]:
         """A field's accepted range here: its declaration's, with segments limited by the model's layers."""
@@ -125,6 +157,7 @@ class ActivationMemoryScenario(ActivationView, Scenario):
     score_activations_per_layer = derived("score_activations_per_layer")
     line_items_per_layer = derived("line_items_per_layer")
     line_items_total = derived("line_items_total")
+    output_activations = derived("output_activations")
     forward_equivalents = derived("forward_equivalents")
     recompute_overhead = derived("recompute_overhead")
     recompute_forward_equivalents = derived("recompute_forward_equivalents")
@@ -138,10 +171,35 @@ class ActivationMemoryScenario(ActivationView, Scenario):
         ValueError
             For an unknown strategy, listing the valid ones.
         """
+        return self._strategy("activations", strategy)
+
+    @with_equations("layer_activations_none", "layer_activations_selective", "layer_activations_full")
+    def layer_activations(self, strategy: str) -> Any:
+        """Bytes one decoder layer saves under a recomputation strategy (``activations(strategy)`` over the layers).
+
+        Raises
+        ------
+        ValueError
+            For an unknown strategy, listing the valid ones.
+        """
+        return self._strategy("layer_activations", strategy)
+
+    @with_equations("model_activations_none", "model_activations_selective", "model_activations_full")
+    def model_activations(self, strategy: str) -> Any:
+        """The whole model's saved activations: ``activations(strategy)`` plus ``output_activations``.
+
+        Raises
+        ------
+        ValueError
+            For an unknown strategy, listing the valid ones.
+        """
+        return self._strategy("model_activations", strategy)
+
+    def _strategy(self, quantity: str, strategy: str) -> Any:
         if strategy not in STRATEGIES:
             msg = f"unknown activation strategy {strategy!r}; valid strategies are {', '.join(map(repr, STRATEGIES))}"
             raise ValueError(msg)
-        name = f"activations_{strategy}"
+        name = f"{quantity}_{strategy}"
         return self.wrapper(name)(self._env.get(name))
 
     @with_equations("checkpoint_memory_units")

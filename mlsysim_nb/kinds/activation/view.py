@@ -28,6 +28,9 @@ _SECTIONS = (
             ("sequence", "sequence"),
             ("per_token_bytes_coefficient", "per_token_bytes_coefficient"),
             ("score_bytes_coefficient", "score_bytes_coefficient"),
+            ('layer_activations("none")', "layer_activations_none"),
+            ('layer_activations("selective")', "layer_activations_selective"),
+            ('layer_activations("full")', "layer_activations_full"),
             ('activations("none")', "activations_none"),
             ('activations("selective")', "activations_selective"),
             ('activations("full")', "activations_full"),
@@ -38,6 +41,17 @@ _SECTIONS = (
         'activations("none")',
     ),
     _S("Score share", (("score_share", "score_share"),), "score_share"),
+    _S(
+        "Whole model",
+        (
+            ("output_activations", "output_activations"),
+            ('model_activations("none")', "model_activations_none"),
+            ('model_activations("selective")', "model_activations_selective"),
+            ('model_activations("full")', "model_activations_full"),
+        ),
+        'model_activations("full")',
+        when="has_output",
+    ),
     _S(
         "Checkpoint segments",
         (
@@ -224,7 +238,7 @@ class ActivationView:
         return workload_rows(self.workload)
 
     def controls(self: ActivationLike) -> list[Any]:
-        """Model, micro-batch, sequence, width, feed-forward multiple, segments and the strategy shown."""
+        """Model, micro-batch, sequence, width, attention, accounting, feed-forward multiple, segments, strategy."""
         from mlsysim_nb.live import controls as c
 
         return [
@@ -232,6 +246,8 @@ class ActivationView:
             c.field_control(self, "micro_batch"),
             c.field_control(self, "seq_len", value=self.seq_len or self.sequence),
             c.field_control(self, "precision_bytes"),
+            c.field_control(self, "attention"),
+            c.field_control(self, "implementation"),
             c.field_control(self, "ffn_multiple"),
             # every k matters for the segment estimate, so a linear slider; 0 switches segments off
             c.field_control(
