@@ -172,3 +172,25 @@ def test_variant_sweep_and_repr_agree_on_the_new_fields() -> None:
             assert f"none {format_bytes(one.activations('none').m_as('byte'))}" in repr(one)
     out = grid.magnitude("output_activations")
     assert np.all(out[:, 1] > out[:, 0])  # transformers' RMSNorm keeps FP32 copies in the output layer too
+
+
+@pytest.mark.parametrize("name", ["Llama3_1_8BActivations8kTransformers", "Mixtral8x7BActivations",
+                                  "Gpt2XlBatch32Activations"])  # fmt: skip
+@pytest.mark.parametrize("strategy", ["none", "selective", "full"])
+def test_layer_lines_are_the_tables_rows_and_sum_to_the_layer(name: str, strategy: str) -> None:
+    """layer_lines(strategy): one entry per kept row, labelled as the table labels it, summing to the layer."""
+    s = Scenarios[name]
+    found = s.layer_lines(strategy)
+    assert sum(v.m_as("byte") for v in found.values()) == pytest.approx(s.layer_activations(strategy).m_as("byte"))
+    if strategy == "full":
+        assert list(found) == ["layer input"]
+    assert all(v.units == "megabyte" for v in found.values())
+
+
+def test_layer_lines_name_the_rows_by_label() -> None:
+    """Llama 3.1 8B as transformers keeps it: RMSNorm's FP32 input is 4sbh = 128 MiB at s = 8192."""
+    found = Scenarios.Llama3_1_8BActivations8kTransformers.layer_lines()
+    assert found["RMSNorm 1 input (FP32)"].m_as("byte") == 4 * S * H == 128 * MIB
+    assert found["log-sum-exp per row (FP32)"].m_as("byte") == 4 * A * S
+    with pytest.raises(ValueError, match="valid strategies"):
+        Scenarios.Llama3_1_8BActivations8kTransformers.layer_lines("some")

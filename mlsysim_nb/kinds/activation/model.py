@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mlsysim_nb.errors import FieldError
+from mlsysim_nb.errors import FieldError, NotApplicableError
 from mlsysim_nb.kinds.activation import table
 from mlsysim_nb.kinds.activation.physics import EQUATIONS, STRATEGIES
 from mlsysim_nb.kinds.activation.view import ActivationView
@@ -17,6 +17,7 @@ from mlsysim_nb.model.fields import check_count
 from mlsysim_nb.model.knob import VALUE_WIDTHS, knob, record
 from mlsysim_nb.model.scenario import Scenario, derived, is_array
 from mlsysim_nb.records.workloads import Workload, check_workload
+from mlsysim_nb.units import Q_
 
 __all__ = ["ActivationMemoryScenario"]
 
@@ -35,6 +36,15 @@ class ActivationMemoryScenario(ActivationView, Scenario):
     recomputation, and full recomputation keeps only each layer's input.
     Checkpoint segments keep ``k`` segment inputs and rebuild one segment at a
     time.
+
+    The coefficients are sums over the layer table (:mod:`mlsysim_nb.layers`)
+    for the workload's architecture: ``attention`` (``"eager"``, ``"fused"``)
+    and ``implementation`` (``"megatron"``, ``"transformers"``) choose its rows.
+    A reference-style workload in the paper's accounting is counted as the
+    reference counts it (34 and 5). ``activations(strategy)`` is the layers';
+    ``output_activations`` the output layer and loss (and the rows kept once
+    per model); ``model_activations(strategy)`` both; ``layer_activations`` and
+    ``layer_lines`` one layer.
 
     Assumptions: transformer layers share geometry. Aggregate Korthikanti-style
     coefficients and explicit tensor line items are separate approximations;
@@ -194,6 +204,27 @@ class ActivationMemoryScenario(ActivationView, Scenario):
             For an unknown strategy, listing the valid ones.
         """
         return self._strategy("model_activations", strategy)
+
+    def layer_lines(self, strategy: str = "none") -> dict[str, Any]:
+        """The layer table's rows one decoder layer keeps under ``strategy``, by label, in MB.
+
+        They sum to ``layer_activations(strategy)``: the rows of this workload, attention and implementation.
+
+        Raises
+        ------
+        ValueError
+            For an unknown strategy, listing the valid ones.
+        NotApplicableError
+            For a sweep: the rows are listed for one scenario.
+        """
+        self._strategy("layer_activations", strategy)  # the strategy is checked, as activations() checks it
+        if self.is_sweep:
+            raise NotApplicableError("layer_lines", "one scenario (this one is a sweep over " +
+                                     ", ".join(self.swept_fields()) + ")")  # fmt: skip
+        inputs = {k: getattr(self, k) for k in ("attention", "implementation", "ffn_multiple", "micro_batch")}
+        inputs["precision_bytes"] = self.magnitude("precision_bytes")
+        rows = table.layer_lines(self.workload, inputs, int(self.magnitude("sequence")), strategy)
+        return {label: Q_(value, "byte").to("MB") for label, value in rows}
 
     def _strategy(self, quantity: str, strategy: str) -> Any:
         if strategy not in STRATEGIES:

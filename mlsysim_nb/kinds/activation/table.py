@@ -34,6 +34,10 @@ IMPLEMENTATIONS = ("megatron", "transformers")
 _OWNER = "ActivationMemoryScenario"
 
 
+#: Labelled bytes of one layer's kept rows.
+Lines = tuple[tuple[str, float], ...]
+
+
 class Coefficients(NamedTuple):
     """A layer's saved bytes per token and hidden unit, and per attention score, split by how they scale."""
 
@@ -160,3 +164,19 @@ def paper_coefficients(ffn_multiple: int = 4) -> dict[str, float]:
     found = _coefficients(arch, "megatron", "eager", narrow=True, reference=True)
     names = ("token_units", "token_fixed_bytes", "score_units", "score_fixed_bytes")
     return dict(zip(names, found, strict=True))
+
+
+def layer_lines(
+    workload: Workload, inputs: dict[str, Any], sequence: int, strategy: str
+) -> tuple[tuple[str, float], ...]:
+    """Each row one decoder layer keeps under ``strategy``, by its label, with its bytes (one scenario, not a sweep)."""
+    implementation, attention = inputs["implementation"], inputs["attention"]
+    arch = architecture(workload, implementation, int(inputs["ffn_multiple"]))
+    found = lines(_rows(arch, implementation, attention), arch.dims(sequence, int(inputs["micro_batch"])),
+                  dtype_bytes=inputs["precision_bytes"], strategy=strategy, per_model=False,
+                  reference_scaling=reference_layer(workload, implementation))  # fmt: skip
+    labels = [line.row.label for line in found]
+    return tuple(
+        (f"{line.row.label} ({line.row.block})" if labels.count(line.row.label) > 1 else line.row.label, line.bytes)
+        for line in found
+    )

@@ -94,7 +94,10 @@ _NOTES = (
         (
             "Korthikanti et al. (2022): per layer s·b·h·(34 + 5·a·s/h) bytes at 16 bits with a 4h MLP, "
             "s·b·h·(18 + 4f + 5·a·s/h) with an f·h one; selective recomputation drops the attention-score term, "
-            "full recomputation keeps each layer's input."
+            "full recomputation keeps each layer's input. For a real architecture κ_tok and κ_score are the sums "
+            "of the layer table's rows for its attention kernel and accounting (fused attention: no scores, an "
+            "FP32 log-sum-exp per row and head); activations(strategy) counts the layers, model_activations adds "
+            "the output layer and the loss."
         ),
     ),
     (
