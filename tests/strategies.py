@@ -161,12 +161,14 @@ def architecture_activation_scenarios(draw: Any) -> ActivationMemoryScenario:
     from mlsysim_nb import Workloads
 
     key = draw(st.sampled_from(sorted(Workloads.configurations())))
+    workload = Workloads.configuration(key)
+    assert workload.layers is not None
     return ActivationMemoryScenario(
-        workload=Workloads.configuration(key),
+        workload=workload,
         micro_batch=draw(st.integers(1, 16)),
         seq_len=draw(st.integers(1, 2**15)),
         precision_bytes=draw(st.sampled_from([2, 4])),
         attention=draw(st.sampled_from(["eager", "fused"])),
         implementation=draw(st.sampled_from(["megatron", "transformers"])),
-        checkpoint_segments=draw(st.one_of(st.none(), st.integers(1, 32))),
+        checkpoint_segments=draw(st.one_of(st.none(), st.integers(1, workload.layers))),
     )

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import weakref
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -50,6 +51,23 @@ class Coefficients(NamedTuple):
 def reference_layer(workload: Workload, implementation: str) -> bool:
     """Whether the layer is counted as the reference counts it: a reference-style workload, the paper's accounting."""
     return workload.reference_style and implementation == "megatron"
+
+
+#: Architectures already built, by workload identity (a workload's own hash reads every field, pint's slowly).
+_BUILT: dict[tuple[int, str, int], tuple[weakref.ref[Workload], Architecture, bool]] = {}
+
+
+def _built(workload: Workload, implementation: str, ffn_multiple: int) -> tuple[Architecture, bool]:
+    """``architecture(...)`` and ``reference_layer(...)``, built once per workload object (records are frozen)."""
+    key = (id(workload), implementation, ffn_multiple)
+    found = _BUILT.get(key)
+    if found is not None and found[0]() is workload:
+        return found[1], found[2]
+    arch = architecture(workload, implementation, ffn_multiple)
+    if len(_BUILT) > 1024:
+        _BUILT.clear()
+    _BUILT[key] = (weakref.ref(workload), arch, reference_layer(workload, implementation))
+    return arch, _BUILT[key][2]
 
 
 def architecture(workload: Workload, implementation: str, ffn_multiple: int) -> Architecture:
@@ -106,10 +124,8 @@ def _coefficients(
 
 
 def _scalar(workload: Workload, attention: str, implementation: str, ffn: Any, precision: Any) -> Coefficients:
-    arch = architecture(workload, implementation, int(ffn))
-    return _coefficients(
-        arch, implementation, attention, bool(precision < 4), reference_layer(workload, implementation)
-    )
+    arch, reference = _built(workload, implementation, int(ffn))
+    return _coefficients(arch, implementation, attention, bool(precision < 4), reference)
 
 
 def coefficients(workload: Workload, inputs: dict[str, Any]) -> dict[str, Any]:
@@ -148,7 +164,7 @@ def outside_bytes(workload: Workload, inputs: dict[str, Any], sequence: Any) -> 
 
     def one(*run: Any) -> float:
         implementation, attention, ffn, s, b, p = run
-        arch = architecture(workload, implementation, int(ffn))
+        arch, _ = _built(workload, implementation, int(ffn))
         return _outside(arch, (implementation, attention, int(s), int(b), float(p)))
 
     if any(isinstance(v, np.ndarray) and v.ndim for v in values):
