@@ -122,6 +122,7 @@ class ActivationMemoryScenario(ActivationView, Scenario):
             "normalization_per_layer": 0 if norm_bytes is None else norm_bytes,
             "outside_layer_bytes": outside,
             "has_output": outside is not None,
+            "reference_layer": bool(np.all(np.asarray(inputs["implementation"]) == "megatron")) and w.reference_style,
         }
         needs = {
             "heads": f"workload.heads to size the attention scores ({w.name} gives none)",

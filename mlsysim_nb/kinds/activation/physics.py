@@ -352,6 +352,7 @@ NOTATION: dict[str, Quantity] = {
     "projection_tensors": Quantity(Symbol(str(CONSTANTS["projection_tensors"])), "", "hidden-width projection tensors"),
     # -- the flag the scenario sets, and the arguments of its methods and of the helpers
     "seq_given": quantity("seq_given", "", "the sequence length is stated"),
+    "reference_layer": quantity("ref", "", "the layer is counted as the reference counts it (GPT-style, megatron)"),
     "has_output": quantity("has_out", "", "the workload gives its vocabulary (the output layer is sized)"),
     "checkpoints": quantity("k", "", "checkpoints"),
     "tokens": quantity("D", "", "tokens"),

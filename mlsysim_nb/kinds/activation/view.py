@@ -74,6 +74,7 @@ _SECTIONS = (
             ("line_items_total", "line_items_total"),
         ),
         "line_items_total",
+        when="reference_layer",  # the reference's illustrative items; layer_lines() gives any layer's own rows
     ),
     _S(
         "Recompute cost",
