@@ -194,3 +194,19 @@ def test_layer_lines_name_the_rows_by_label() -> None:
     assert found["log-sum-exp per row (FP32)"].m_as("byte") == 4 * A * S
     with pytest.raises(ValueError, match="valid strategies"):
         Scenarios.Llama3_1_8BActivations8kTransformers.layer_lines("some")
+
+
+def test_the_lora_case_reads_its_architecture_and_activations() -> None:
+    """LoRA on Llama 3.1 8B from config.json: exact parameters, q and v adapters at rank 16, full recomputation.
+
+    32 layers x 16 x ((4096 + 4096) + (4096 + 8 x 128)) = 6,815,744 adapter parameters; the activations are the
+    activation case's whole model under full recomputation: 32 x 2sbh + the output layer (6.039 GiB).
+    """
+    t = Scenarios.Llama3_1_8BConfigLoraOnH100
+    assert t.workload.parameters.m_as("count") == 8_030_261_248
+    assert t.adapter_parameters == 32 * 16 * ((4096 + 4096) + (4096 + 8 * 128)) == 6_815_744
+    acts = Scenarios.Llama3_1_8BActivations8kMegatron.model_activations("full")
+    assert t.activations.m_as("byte") == pytest.approx(acts.m_as("byte"), rel=1e-12)
+    assert t.activations.m_as("byte") == pytest.approx(6.0390625 * 2**30, rel=1e-12)
+    assert "config.json" in t.description
+    assert t.training_fits
