@@ -6,7 +6,8 @@
 rebuild them, without PyTorch or transformers, as the same records ``measure_layer``,
 ``measure_training_state`` and ``measure_hf_layer`` return, titled with when and how they were recorded
 (the Hugging Face layers also name the transformers version). ``tests/measure/test_recorded.py``
-measures again and compares, so the recording cannot drift from what the code measures. Re-record with ``python -m mlsysim_nb.measure.recorded``.
+measures again and compares, so the recording cannot drift from what the code measures.
+Re-record with ``python -m mlsysim_nb.measure.recorded``.
 
 >>> layer = recorded_layer(seq_len=256, micro_batch=2, hidden=512, heads=8, dropout_mask="bool")
 >>> layer.title.endswith(RECORDED_LABEL)
