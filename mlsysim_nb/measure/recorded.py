@@ -42,6 +42,7 @@ from mlsysim_nb.units import Q_
 
 __all__ = [
     "HF_LAYERS",
+    "HF_RECORDED_LABEL",
     "LAYERS",
     "RECORDED_LABEL",
     "RECORDING",
@@ -182,6 +183,10 @@ def _hf_label(meta: dict[str, Any]) -> str:
     return f"recorded on {meta['date']} with {versions} on a {meta['device']}"
 
 
+#: How a recorded Hugging Face layer is labelled: "recorded on <date> with PyTorch <v> and transformers <v> on a CPU".
+HF_RECORDED_LABEL = _hf_label(RECORDING)
+
+
 def recorded_hf_layer(
     model_type: str, *, dtype: str = "bfloat16", attention: str = "sdpa", dropout: bool = False
 ) -> RecordedHFMeasurement:
@@ -214,7 +219,7 @@ def recorded_hf_layer(
     live = _result(CLASSES[model_type], workload, info, predicted=predicted, paper=paper, measured=measured,
                    total=entry["measured"])  # fmt: skip
     fields = {f: getattr(live, f) for f in live.__dataclass_fields__}
-    return RecordedHFMeasurement(**fields, recorded=_hf_label(data["recorded"]))
+    return RecordedHFMeasurement(**fields, recorded=HF_RECORDED_LABEL)
 
 
 def recorded_training_state(recipe: str = "fp32") -> TrainingStateMeasurement:
