@@ -11,12 +11,18 @@ from mlsysim_nb import (
 )
 
 
-def test_twenty_four_cases() -> None:
-    """15 training and 7 activation cases (the reference's), and 2 many-device cases."""
-    assert len(Scenarios) == 24
+def test_twenty_seven_cases() -> None:
+    """15 training and 7 activation cases (the reference's), and 5 many-device cases."""
+    assert len(Scenarios) == 27
     assert len(Scenarios.names(TrainingStateFitScenario)) == 15
     assert len(Scenarios.names(ActivationMemoryScenario)) == 7
-    assert Scenarios.names(ParallelTrainingScenario) == ["Gpt3_175BKorthikantiTable3OnA100", "Llama3_8BZero3On8H100"]
+    assert Scenarios.names(ParallelTrainingScenario) == [
+        "Gpt3_175BKorthikantiTable3OnA100",
+        "Llama3_8BZero3On8H100",
+        "Llama3_1_70BZero3On8H100",
+        "Llama3_1_70BZero3On64H100",
+        "Mixtral8x7BExpertParallel8On32H100",
+    ]
 
 
 def test_every_case_has_a_one_line_title() -> None:
