@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from mlsysim_nb import (
@@ -102,6 +103,18 @@ def test_every_shipped_architecture_follows_the_table(key: str, t: int, sp: bool
         sequence_parallel=sp,
     )  # fmt: skip
     assert _b(s.layer_activations) == pytest.approx(table, rel=1e-12)
+
+
+def test_a_swept_activation_width_reads_the_table_element_by_element() -> None:
+    """Activations swept over 2 and 4 bytes give each width's own table figure (a 16-bit mask stays 1 byte)."""
+    state = TrainingStateFitScenario(workload=LLAMA_70B, hardware=Hardware["H100"], **MIXED_ADAM)
+    swept = ActivationMemoryScenario(workload=LLAMA_70B, micro_batch=1, seq_len=8192, precision_bytes=np.array([2, 4]))
+    s = ParallelTrainingScenario(state=state, activations=swept, tensor_parallel=8, sequence_parallel=True)
+    for i, width in enumerate((2, 4)):
+        table = layers.layer_saved_bytes(LLAMA_70B.architecture(), seq_len=8192, micro_batch=1, dtype_bytes=width,
+                                         strategy="selective", tensor_parallel=8, sequence_parallel=True)  # fmt: skip
+        assert s.magnitude("layer_activations")[i] == table
+    assert s.magnitude("layer_activations")[1] == 2 * s.magnitude("layer_activations")[0]  # no masks, no FP32 rows
 
 
 def test_reference_workloads_keep_the_gpt_constants() -> None:
