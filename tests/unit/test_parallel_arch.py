@@ -290,3 +290,13 @@ def test_expert_gradients_are_reduced_over_the_replicas_that_hold_them() -> None
     assert _b(s.gradient_allreduce_traffic) == pytest.approx(expected, rel=1e-12)
     dense = s.variant(expert_parallel=1)
     assert _b(dense.gradient_allreduce_traffic) == pytest.approx(2 * 31 / 32 * MIXTRAL_PARAMETERS * 2, rel=1e-12)
+
+
+def test_the_expert_control_stops_at_the_experts() -> None:
+    """The expert_parallel control's range is 1 to E (8 for Mixtral, 1 for a dense model); dense models get none."""
+    m = CASES["Mixtral8x7BExpertParallel8On32H100"](None)
+    assert m.field_bounds("expert_parallel") == (1, 8)
+    assert "expert_parallel" in [c.name for c in m.controls()]
+    dense = CASES["Llama3_1_70BZero3On64H100"](None)
+    assert dense.field_bounds("expert_parallel") == (1, 1)
+    assert "expert_parallel" not in [c.name for c in dense.controls()]

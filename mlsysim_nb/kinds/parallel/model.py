@@ -57,9 +57,20 @@ class ParallelTrainingScenario(ParallelView, Scenario):
     weights. Activations are those of the first pipeline stage, per
     Korthikanti et al. (2022) Table 2, times ``L/p`` layers, times the ``p``
     micro-batches it holds (times ``1 + (p − 1)/(p·m)`` when interleaved);
-    the MLP is ``activations.ffn_multiple`` times the hidden width (Table 2's
-    ``34`` is ``18 + 4f`` at ``f = 4``, and only the MLP's two wide tensors
-    grow with ``f``, inside the part ``t`` splits).
+    the coefficients are read off the workload's own layer in the layer table
+    (:mod:`mlsysim_nb.kinds.parallel.table`): what tensor parallelism splits,
+    what only sequence parallelism splits, the attention scores. For a
+    reference-style workload that is Korthikanti's GPT layer with an MLP
+    ``activations.ffn_multiple`` times the hidden width (Table 2's ``34`` is
+    ``18 + 4f`` at ``f = 4``); a workload with an architecture (grouped-query
+    attention, a gated MLP of its own width, no dropout) gives its own rows.
+
+    A mixture of experts can split its routed experts over ``expert_parallel``
+    (e) data-parallel replicas, each holding E/e experts of every layer (and
+    their gradients and optimizer state); the N_d/e replicas that hold the
+    same experts shard them under ZeRO, the rest of the model follows ZeRO over
+    N_d. The state counts every expert; the arithmetic per token
+    (``training_flops_per_token``) only the active ones.
 
     The micro-batch is ``activations.micro_batch``: the sequences each
     data-parallel replica's pipeline processes at once (Korthikanti's ``b``).
@@ -138,6 +149,13 @@ class ParallelTrainingScenario(ParallelView, Scenario):
         self._check_fields()
         self._check_layout(o)
         self._set_env(*self._environment())
+
+    def field_bounds(self, name: str) -> tuple[float, float | None]:
+        """A field's accepted range here: ``expert_parallel`` is at most the workload's experts (1 when dense)."""
+        low, high = super().field_bounds(name)
+        if name == "expert_parallel":
+            return low, self.workload.experts or 1
+        return low, high
 
     def _check_activations(self, o: str) -> None:
         acts = self.activations

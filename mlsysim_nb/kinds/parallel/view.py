@@ -333,7 +333,8 @@ class ParallelView:
             rows.append(("activations.sequence", "sequence length", str(a.magnitude("sequence"))))
             width = a.magnitude("precision_bytes")
             rows.append(("activations.precision_bytes", "activation width b_act", f"{width:g} B"))
-            rows.append(("activations.ffn_multiple", "feed-forward multiple f", str(a.ffn_multiple)))
+            if self.workload.reference_style:  # a workload with an architecture gives its own MLP width (ffn_dim)
+                rows.append(("activations.ffn_multiple", "feed-forward multiple f", str(a.ffn_multiple)))
         if self.hardware is not None:
             rows.append(
                 (
