@@ -300,3 +300,31 @@ def test_the_expert_control_stops_at_the_experts() -> None:
     dense = CASES["Llama3_1_70BZero3On64H100"](None)
     assert dense.field_bounds("expert_parallel") == (1, 1)
     assert "expert_parallel" not in [c.name for c in dense.controls()]
+
+
+@pytest.mark.parametrize("key", sorted(Workloads.configurations()))
+@pytest.mark.parametrize("implementation", ["megatron", "transformers"])
+@pytest.mark.parametrize("attention", ["eager", "fused"])
+def test_the_coefficients_rebuild_the_table_for_both_accountings(key: str, implementation: str, attention: str) -> None:
+    """For each shipped model, accounting and attention, s·b·h·(Σ_SP/t_SP + Σ_TP/t + Σ_score·a·s/(h·t)) is the table's.
+
+    The activation scenario's ``attention`` and ``implementation`` reach the many-device chain through these.
+    """
+    from mlsysim_nb.kinds.parallel.table import layer_coefficients
+
+    w = Workloads.configuration(key)
+    arch = w.architecture()
+    c = layer_coefficients(w, 2, 4, attention, implementation)
+    s, b, h, a = 512, 2, arch.hidden, arch.heads
+    for t, sp in [(1, False), (2, False), (arch.kv, True)]:
+        if a % t or arch.kv % t:
+            continue
+        t_sp = t if sp else 1
+        for strategy in ("none", "selective"):
+            scores = c["score_row_bytes"] * a * s / h if strategy == "none" else 0
+            mine = s * b * h * (c["sp_row_bytes"] / t_sp + (c["tp_row_bytes"] + scores) / t)
+            table = layers.layer_saved_bytes(
+                arch, seq_len=s, micro_batch=b, dtype_bytes=2, strategy=strategy, attention=attention,
+                implementation=implementation, tensor_parallel=t, sequence_parallel=sp,
+            )  # fmt: skip
+            assert mine == pytest.approx(table, rel=1e-12)

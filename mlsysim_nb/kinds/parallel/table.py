@@ -13,8 +13,9 @@ tensor_parallel=t, sequence_parallel=sp)`` gives:
   recomputation drops (5 for GPT: softmax output, dropout mask, dropout output).
 
 A reference-style workload (no architecture given) is counted as the reference counts it: multi-head, a
-``ffn_multiple``·h MLP, every row at its 16-bit bytes scaled to the activation width; its figures are then
-today's, to the byte. The experts' parameters, which expert parallelism splits, are counted here too.
+``ffn_multiple``·h MLP and, in the paper's accounting, every row at its 16-bit bytes scaled to the activation
+width; its figures are then today's, to the byte. The experts' parameters, which expert parallelism splits,
+are counted here too.
 """
 
 from __future__ import annotations
@@ -74,7 +75,9 @@ def layer_coefficients(
 
     def one(precision: float, ffn: int, att: str, impl: str) -> tuple[float, float, float]:
         arch = _architecture(workload, ffn)
-        return _coefficients(arch, float(precision), str(att), str(impl), reference=workload.reference_style)
+        # the reference scales the paper's 16-bit bytes to the width; transformers' own rows are counted as kept
+        reference = workload.reference_style and str(impl) == "megatron"
+        return _coefficients(arch, float(precision), str(att), str(impl), reference=reference)
 
     values = np.vectorize(one, otypes=[float, float, float])(precision_bytes, ffn_multiple, attention, implementation)
     names = ("sp_row_bytes", "tp_row_bytes", "score_row_bytes")
