@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from mlsysim_nb.kinds.activation.model import ActivationMemoryScenario
+from mlsysim_nb.kinds.activation.table import paper_coefficients
 from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
 from mlsysim_nb.model.equations import with_equations
 from mlsysim_nb.model.fields import check_count, check_number
@@ -82,6 +83,7 @@ def calc_activation_memory(  # noqa: PLR0917 - the reference's helper takes thes
         "heads": n_heads,
         "precision_bytes": precision_bytes,
         "ffn_multiple": 4,  # Korthikanti's 4h MLP: the helper, like the reference's, takes no FFN width
+        **paper_coefficients(4),
     }
     return Q_(ActivationMemoryScenario.EQUATIONS.evaluate(f"activations_{strategy}", inputs), "byte")
 

@@ -201,3 +201,22 @@ def architecture_parallel_scenarios(draw: Any, *, interleave: bool = True) -> Pa
         pipeline_parallel=p,
         interleave=m,
     )
+
+
+@st.composite
+def architecture_activation_scenarios(draw: Any) -> ActivationMemoryScenario:
+    """An ActivationMemoryScenario on a shipped real architecture, in either attention and either accounting."""
+    from mlsysim_nb import Workloads
+
+    key = draw(st.sampled_from(sorted(Workloads.configurations())))
+    workload = Workloads.configuration(key)
+    assert workload.layers is not None
+    return ActivationMemoryScenario(
+        workload=workload,
+        micro_batch=draw(st.integers(1, 16)),
+        seq_len=draw(st.integers(1, 2**15)),
+        precision_bytes=draw(st.sampled_from([2, 4])),
+        attention=draw(st.sampled_from(["eager", "fused"])),
+        implementation=draw(st.sampled_from(["megatron", "transformers"])),
+        checkpoint_segments=draw(st.one_of(st.none(), st.integers(1, workload.layers))),
+    )

@@ -2,16 +2,21 @@
 
 ``record()`` (needs PyTorch) runs every measurement notebook 10 shows and writes them to
 ``recorded.json`` beside this module, with the date, the PyTorch version and the device.
-``recorded_layer(...)`` and ``recorded_training_state(recipe)`` rebuild them, without PyTorch, as
-the same records ``measure_layer`` and ``measure_training_state`` return, titled with when and how
-they were recorded. ``tests/measure/test_recorded.py`` measures again and compares, so the recording
-cannot drift from what the code measures. Re-record with ``python -m mlsysim_nb.measure.recorded``.
+``recorded_layer(...)``, ``recorded_training_state(recipe)`` and ``recorded_hf_layer(model_type, ...)``
+rebuild them, without PyTorch or transformers, as the same records ``measure_layer``,
+``measure_training_state`` and ``measure_hf_layer`` return, titled with when and how they were recorded
+(the Hugging Face layers also name the transformers version). ``tests/measure/test_recorded.py``
+measures again and compares, so the recording cannot drift from what the code measures.
+Re-record with ``python -m mlsysim_nb.measure.recorded``.
 
 >>> layer = recorded_layer(seq_len=256, micro_batch=2, hidden=512, heads=8, dropout_mask="bool")
 >>> layer.title.endswith(RECORDED_LABEL)
 True
 >>> round(layer.ratio, 4)
 1.0003
+>>> llama = recorded_hf_layer("llama", attention="sdpa")
+>>> llama.measured == llama.predicted
+True
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
+from mlsysim_nb.layers import layer_rows, lines
+from mlsysim_nb.measure.hf import _ATTENTION, _DTYPES, CLASSES, _result
+from mlsysim_nb.measure.hf_results import HFMeasurement
 from mlsysim_nb.measure.items import item, predicted_items
 from mlsysim_nb.measure.layer import layer_scenario
 from mlsysim_nb.measure.results import ItemRow, LayerMeasurement, SavedTensor, StateRow, TrainingStateMeasurement
@@ -33,12 +41,16 @@ from mlsysim_nb.records.workloads import Workload
 from mlsysim_nb.units import Q_
 
 __all__ = [
+    "HF_LAYERS",
+    "HF_RECORDED_LABEL",
     "LAYERS",
     "RECORDED_LABEL",
     "RECORDING",
     "STATES",
+    "RecordedHFMeasurement",
     "RecordedLayerMeasurement",
     "record",
+    "recorded_hf_layer",
     "recorded_layer",
     "recorded_training_state",
 ]
@@ -55,6 +67,12 @@ LAYERS: tuple[tuple[int, int, int, int, str, str, str], ...] = (
     (128, 4, 1024, 16, "bfloat16", "explicit", "scaled"),
     (128, 4, 1024, 16, "bfloat16", "fused", "scaled"),
     (256, 1, 768, 12, "bfloat16", "fused", "scaled"),
+)
+#: The Hugging Face decoder layers notebook 10 shows, at ``measure_hf_layer``'s small default configuration:
+#: (model_type, dtype, attention, dropout).
+HF_LAYERS: tuple[tuple[str, str, str, bool], ...] = (
+    ("llama", "bfloat16", "eager", False),
+    ("llama", "bfloat16", "sdpa", False),
 )
 #: The training-state recipes recorded, at ``measure_training_state``'s default sizes.
 STATES: tuple[str, ...] = tuple(RECIPES)
@@ -146,6 +164,64 @@ def recorded_layer(
     )
 
 
+@dataclass(frozen=True, repr=False)
+class RecordedHFMeasurement(HFMeasurement):
+    """An :class:`~mlsysim_nb.measure.hf_results.HFMeasurement` read from the recording, labelled as recorded."""
+
+    recorded: str
+
+    def __repr__(self) -> str:
+        return f"{super().__repr__()[:-1]}, {self.recorded}>"
+
+
+def _hf_key(model_type: str, dtype: str, attention: str, dropout: bool) -> str:
+    return f"{model_type}/{dtype}/{attention}/dropout {'on' if dropout else 'off'}"
+
+
+def _hf_label(meta: dict[str, Any]) -> str:
+    versions = f"PyTorch {meta['torch']} and transformers {meta['transformers']}"
+    return f"recorded on {meta['date']} with {versions} on a {meta['device']}"
+
+
+#: How a recorded Hugging Face layer is labelled: "recorded on <date> with PyTorch <v> and transformers <v> on a CPU".
+HF_RECORDED_LABEL = _hf_label(RECORDING)
+
+
+def recorded_hf_layer(
+    model_type: str, *, dtype: str = "bfloat16", attention: str = "sdpa", dropout: bool = False
+) -> RecordedHFMeasurement:
+    """The recorded ``measure_hf_layer`` result (no PyTorch or transformers needed), its repr saying so.
+
+    The measured bytes of each row come from the recording; the predictions are the layer table's, computed
+    now from the recorded configuration, so a change to the table shows against the recorded measurement.
+
+    Raises
+    ------
+    KeyError
+        For a layer that was not recorded, listing those that were.
+    """
+    data = _data()
+    key = _hf_key(model_type, dtype, attention, dropout)
+    if key not in data.get("hf_layers", {}):
+        known = "; ".join(_hf_key(*c) for c in HF_LAYERS)
+        msg = f"no recorded measurement for {key}; recorded: {known}. Install the measure extra to measure it."
+        raise KeyError(msg)
+    entry = data["hf_layers"][key]
+    workload = Workload.from_hf_config(entry["config"], name=f"small random {model_type}")
+    arch = workload.architecture()
+    dims, width = arch.dims(entry["seq_len"], entry["micro_batch"]), _DTYPES[dtype]
+    rows = layer_rows(arch, "transformers", _ATTENTION[attention], "cpu")
+    predicted = lines(rows, dims, dtype_bytes=width, device="cpu")
+    paper = lines(layer_rows(arch, "megatron", _ATTENTION[attention]), dims, dtype_bytes=width)
+    info = {"dtype": dtype, "attention": attention, "dropout": dropout, "seq_len": entry["seq_len"],
+            "micro_batch": entry["micro_batch"], "layers": 1}  # fmt: skip
+    measured = dict(entry["rows"]) | {"(unattributed)": entry["unattributed"]}
+    live = _result(CLASSES[model_type], workload, info, predicted=predicted, paper=paper, measured=measured,
+                   total=entry["measured"])  # fmt: skip
+    fields = {f: getattr(live, f) for f in live.__dataclass_fields__}
+    return RecordedHFMeasurement(**fields, recorded=HF_RECORDED_LABEL)
+
+
 def recorded_training_state(recipe: str = "fp32") -> TrainingStateMeasurement:
     """The recorded ``measure_training_state(recipe)`` result (no PyTorch needed), its label saying so."""
     states = _data()["states"]
@@ -196,6 +272,22 @@ def _layer_entry(m: LayerMeasurement) -> dict[str, Any]:
     }
 
 
+def _hf_entry(model_type: str, dtype: str, attention: str, dropout: bool) -> dict[str, Any]:
+    from mlsysim_nb.measure.hf import SIZES, _config, measure_hf_layer
+
+    m = measure_hf_layer(model_type, dtype=dtype, attention=attention, dropout=dropout)
+    config = _config(model_type, dropout=dropout, layers=1, seq_len=m.seq_len).to_dict()
+    return {
+        "config": json.loads(json.dumps(config, default=str)),
+        "seq_len": m.seq_len,
+        "micro_batch": m.micro_batch,
+        "sizes": SIZES,
+        "rows": [[r.row.key, r.measured] for r in m.rows],
+        "measured": m.measured,
+        "unattributed": m.unattributed,
+    }
+
+
 def record(path: Path = PATH) -> dict[str, Any]:
     """Measure every configuration in :data:`LAYERS` and :data:`STATES` (needs PyTorch) and write them to ``path``."""
     import torch
@@ -211,6 +303,9 @@ def record(path: Path = PATH) -> dict[str, Any]:
             seq_len=s, micro_batch=b, hidden=h, heads=a, dtype=dtype, attention=attention, dropout_mask=mask
         )
         layers[_key(config)] = _layer_entry(measured)
+    hf_layers = {}
+    for model_type, dtype, attention, dropout in HF_LAYERS:
+        hf_layers[_hf_key(model_type, dtype, attention, dropout)] = _hf_entry(model_type, dtype, attention, dropout)
     states = {}
     for recipe in STATES:
         m = measure_training_state(recipe, **_STATE_SIZES)
@@ -219,13 +314,16 @@ def record(path: Path = PATH) -> dict[str, Any]:
             "parameter_tensors": m.parameter_tensors,
             "rows": [[r.name, r.label, int(r.measured.m_as("byte"))] for r in m.rows],
         }
+    import transformers
+
     meta = {
         "date": datetime.now(UTC).date().isoformat(),
         "torch": str(torch.__version__),
+        "transformers": str(transformers.__version__),
         "device": "CPU",
         "python": platform.python_version(),
     }
-    data = {"recorded": meta, "layers": layers, "states": states}
+    data = {"recorded": meta, "layers": layers, "states": states, "hf_layers": hf_layers}
     path.write_text(_dump(data), encoding="utf-8")
     return data
 
@@ -248,11 +346,11 @@ def _dump(data: dict[str, Any]) -> str:
 
     return (
         f'{{\n "recorded": {json.dumps(data["recorded"])},\n "layers": {block(data["layers"])},\n'
-        f' "states": {block(data["states"])}\n}}\n'
+        f' "states": {block(data["states"])},\n "hf_layers": {block(data["hf_layers"])}\n}}\n'
     )
 
 
 if __name__ == "__main__":  # pragma: no cover - run by hand to re-record
     written = record()
-    counts = f"{len(written['layers'])} layers, {len(written['states'])} states"
+    counts = f"{len(written['layers'])} layers, {len(written['states'])} states, {len(written['hf_layers'])} HF layers"
     print(f"wrote {PATH}: {counts}, {_label(written['recorded'])}")  # noqa: T201

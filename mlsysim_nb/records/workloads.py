@@ -202,7 +202,7 @@ class Workload(RichRepr):
 
         return cls(**read_hf_config(config, name=name, source=source))
 
-    def _shown(self) -> list[tuple[str, Any]]:
+    def shown_fields(self) -> list[tuple[str, Any]]:
         """The fields a table or repr shows: the shape, then each architecture field that is not the default."""
         shown = [(k, getattr(self, k)) for k in SHAPE_FIELDS]
         shown += [(k, getattr(self, k)) for k, v in ARCHITECTURE_DEFAULTS.items() if getattr(self, k) != v]
@@ -212,7 +212,7 @@ class Workload(RichRepr):
 
     def _markdown_rows(self) -> tuple[list[str], list[list[str]]]:
         rows = [["name", self.name], ["parameters", f"{self.parameters.magnitude:,.0f}"]]
-        rows += [[k, str(v)] for k, v in self._shown()]
+        rows += [[k, str(v)] for k, v in self.shown_fields()]
         return ["field", "value"], rows
 
     def _repr_html_(self) -> str:
@@ -222,7 +222,8 @@ class Workload(RichRepr):
 
     def __repr__(self) -> str:
         count = self.parameters.to("count").magnitude
-        shape = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in self._shown() if v is not None)
+        shown = [(k, v) for k, v in self.shown_fields() if v is not None]
+        shape = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in shown)
         return f"Workload({self.name!r}, parameters={count:.4g}" + (f", {shape})" if shape else ")")
 
 
@@ -327,7 +328,7 @@ def workload_rows(workload: Workload) -> list[tuple[str, str, str]]:
 
     rows = [("workload", "model", workload.name)]
     rows.append(("workload.parameters", "model parameters", format_magnitude("", workload.parameters.magnitude)))
-    for attr, value in workload._shown():  # noqa: SLF001 - the module's own record
+    for attr, value in workload.shown_fields():
         if value is not None:
             label = RECORD_QUANTITIES[attr].label if attr in RECORD_QUANTITIES else ARCHITECTURE_LABELS[attr]
             rows.append((f"workload.{attr}", label, str(value)))

@@ -192,8 +192,7 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 def workload_html(workload: Any) -> str:
     """A workload as a small table."""
     rows = [["parameters", f"{workload.parameters.magnitude:,.0f}"]]
-    for attr in ("layers", "hidden_dim", "heads", "kv_heads", "context_length"):
-        value = getattr(workload, attr)
+    for attr, value in workload.shown_fields():  # the shape, then what differs from the GPT-style layer
         rows.append([attr, "None" if value is None else str(value)])
     if workload.source:
         rows.append(["source", workload.source])

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mlsysim_nb.measure import INSTALL_HINT
-from mlsysim_nb.measure.recorded import RECORDED_LABEL
+from mlsysim_nb.measure.recorded import HF_LAYERS, HF_RECORDED_LABEL, RECORDED_LABEL, recorded_hf_layer
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "10_measuring_what_the_model_predicts.ipynb"
 
@@ -126,8 +126,11 @@ def test_without_torch_a_student_reads_the_recorded_measurements(tmp_path, monke
     # the solutions pass: the visible checks record them, the hidden tests grade them against the recording
     assert all(t.startswith("Answer recorded: ") for t in checks)
     stored = {c["id"]: _texts(c) for c in _cells() if c["cell_type"] == "code"}
+    hf = _text(next(c for c in code if c.source.startswith("hf_eager = ")))
+    assert hf.count(f", {HF_RECORDED_LABEL}>") == 2  # both Hugging Face layers, labelled as recorded
     for cell in code[1:]:  # apart from the labels, the student reads what the measuring run stored
-        assert _text(cell).replace(f", {RECORDED_LABEL}", "") == stored[cell.id], cell.source[:60]
+        shown = _text(cell).replace(f", {HF_RECORDED_LABEL}", "").replace(f", {RECORDED_LABEL}", "")
+        assert shown == stored[cell.id], cell.source[:60]
     intro = "".join(_cells()[0]["source"])
     assert "**recorded**" in intro
     assert "outputs stored here are real" not in intro
@@ -149,3 +152,32 @@ def test_stored_outputs_are_measurements(name):
     ]
     assert len(shown) == 1
     assert shown[0].startswith("<LayerMeasurement: one GPT layer, s=256, b=2, h=512, a=8, bfloat16")
+
+
+def test_every_hugging_face_layer_notebook_10_measures_is_recorded_and_measured_in_the_stored_outputs():
+    """Each measure_hf(...) call asks for a recorded layer; the stored outputs are measurements, not the recording."""
+    import re
+
+    cells = [c for c in _cells() if c["cell_type"] == "code"]
+    calls = re.findall(r'measure_hf\("(\w+)", dtype="(\w+)", attention="(\w+)"\)', "\n".join(map(_source, cells)))
+    assert sorted((m, d, a, False) for m, d, a in calls) == sorted(HF_LAYERS)
+    shown = _texts(next(c for c in cells if _source(c).startswith("hf_eager = ")))
+    assert shown.count("<HFMeasurement LlamaDecoderLayer (bfloat16, ") == 2
+    assert "recorded on" not in shown
+    assert shown.count("(within 1 %: True)") == 2
+
+
+def test_what_notebook_10_says_of_the_llama_layer():
+    """The ratios the prose states are those of the measurement, and every differing row is named in the prose."""
+    eager, sdpa = (recorded_hf_layer("llama", attention=a) for a in ("eager", "sdpa"))
+    assert (f"{eager.measured / eager.paper:.2f}", f"{sdpa.measured / sdpa.paper:.2f}") == ("1.67", "1.49")
+    assert eager.ratio == sdpa.ratio == 1
+    prose = "\n".join(_source(c) for c in _cells() if c["cell_type"] == "markdown")
+    assert "1.67 times with eager attention, 1.49 times with SDPA" in prose
+    for named in ("RMSNorm's FP32 copies", "repeat_kv", "The FP32 softmax", "SiLU's output", "The rotary tables"):
+        assert f"**{named}.**" in prose
+    differing = {r.row.key for r in eager.rows if r.row.note}
+    assert differing == {
+        "ln1_input", "ln1_rsqrt", "ln1_normalized", "ln2_input", "ln2_rsqrt", "ln2_normalized", "rotary", "k", "v",
+        "softmax_output", "softmax_cast", "silu_output",
+    }  # fmt: skip

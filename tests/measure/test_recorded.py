@@ -15,10 +15,12 @@ import pytest
 
 from mlsysim_nb.measure import measure_layer, measure_training_state
 from mlsysim_nb.measure.recorded import (
+    HF_LAYERS,
     LAYERS,
     RECORDED_LABEL,
     RECORDING,
     STATES,
+    recorded_hf_layer,
     recorded_layer,
     recorded_training_state,
 )
@@ -179,3 +181,34 @@ def test_a_plain_llama_style_layer_keeps_what_notebook_4_says(torch: Any) -> Non
     assert abs(per_sbh - fp32_norms - tally) < 0.1  # the rest is statistics and the log-sum-exp
     cells = json.loads((ROOT / "notebooks" / "04_adapters.ipynb").read_text())["cells"]
     assert any("and $53\\,sbh$ in all" in "".join(c["source"]) for c in cells)
+
+
+def test_the_recorded_hf_layers_are_labelled_and_agree_with_the_table() -> None:
+    """Each recorded Hugging Face layer names when and with what it was recorded, and the table predicts it to 1 %."""
+    for model_type, dtype, attention, dropout in HF_LAYERS:
+        m = recorded_hf_layer(model_type, dtype=dtype, attention=attention, dropout=dropout)
+        assert re.search(r"recorded on \d{4}-\d\d-\d\d with PyTorch \S+ and transformers \S+ on a CPU>$", repr(m))
+        assert abs(m.ratio - 1) <= 0.01
+        assert m.measured == sum(r.measured for r in m.rows) + m.unattributed
+    with pytest.raises(KeyError, match=r"no recorded measurement for gpt2/.*Install the measure extra"):
+        recorded_hf_layer("gpt2")
+
+
+@pytest.mark.measure
+@pytest.mark.parametrize("config", HF_LAYERS, ids=lambda c: "-".join(map(str, c)))
+def test_the_recorded_hf_layer_is_a_fresh_measurement(transformers: Any, config: tuple[str, str, str, bool]) -> None:
+    """Every row, total and prediction of a recorded Hugging Face layer equals what measure_hf_layer measures now."""
+    from mlsysim_nb.measure import measure_hf_layer
+
+    model_type, dtype, attention, dropout = config
+    live = measure_hf_layer(model_type, dtype=dtype, attention=attention, dropout=dropout)
+    recorded = recorded_hf_layer(model_type, dtype=dtype, attention=attention, dropout=dropout)
+    assert recorded.rows == live.rows
+    assert (recorded.measured, recorded.predicted, recorded.unattributed, recorded.paper) == (
+        live.measured,
+        live.predicted,
+        live.unattributed,
+        live.paper,
+    )
+    assert recorded.paper_rows == live.paper_rows
+    assert repr(recorded).startswith(repr(live)[:-1])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -11,10 +12,41 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-README_ROW = re.compile(r"^\| \[(\d+\. [^\]]+)\]\(notebooks/([^)]+)\) \| .+ \| (\d+) min \|$", flags=re.MULTILINE)
-GUIDE_ROW = re.compile(
-    r"^\| \[(\d+\. [^\]]+)\]\(\.\./notebooks/([^)]+)\) \| [^|]+ \| (\d+) min \| (\d+) \+ (\d+) \|$", flags=re.MULTILINE
+README_ROW = re.compile(
+    r"^\| \[(\d+\. [^\]]+)\]\(notebooks/([^)]+)\) \| .+ \| (\d+) to (\d+) min \|$", flags=re.MULTILINE
 )
+GUIDE_ROW = re.compile(
+    r"^\| \[(\d+\. [^\]]+)\]\(\.\./notebooks/([^)]+)\) \| [^|]+ \| (\d+) to (\d+) min \| (\d+) \+ (\d+) \|$",
+    flags=re.MULTILINE,
+)
+STATED_TIME = re.compile(r"\*\*Time\.\*\* (\d+) to (\d+) minutes")
+
+#: The instructor's guide's rule for a notebook's time, in minutes (low, high) per item: each markdown cell of
+#: the lesson (read it, most hold a derivation or a table), each code cell of the lesson (run it, read its
+#: output), each graded answer (a numeric exercise and its check, or an explained answer), each open-ended
+#: answer (a cell tagged "open-ended": the capstone's plan), and the live panel's task once. The lesson is every
+#: cell after the title cell and before "## Exercises".
+RULE = {"markdown": (1.5, 3.0), "code": (0.5, 1.0), "answer": (3.0, 6.0), "open": (20.0, 45.0), "panel": (3.0, 8.0)}
+
+
+def _open(cell: dict[str, Any]) -> bool:
+    return "open-ended" in cell["metadata"].get("tags", [])
+
+
+def estimated_minutes(cells: list[dict[str, Any]]) -> tuple[int, int]:
+    """The rule applied to a notebook's cells: (low rounded down, high rounded up) to 5 minutes."""
+    end = next(i for i, c in enumerate(cells) if "".join(c["source"]).startswith("## Exercises"))
+    lesson = cells[1:end]
+    counts = {
+        "markdown": sum(c["cell_type"] == "markdown" for c in lesson),
+        "code": sum(c["cell_type"] == "code" for c in lesson),
+        "answer": sum(bool(c["metadata"].get("nbgrader", {}).get("grade")) and not _open(c) for c in cells),
+        "open": sum(_open(c) for c in cells),
+        "panel": 1,
+    }
+    low = sum(RULE[k][0] * n for k, n in counts.items())
+    high = sum(RULE[k][1] * n for k, n in counts.items())
+    return 5 * math.floor(low / 5), 5 * math.ceil(high / 5)
 
 
 def _facts(path: Path) -> dict[str, Any]:
@@ -22,8 +54,8 @@ def _facts(path: Path) -> dict[str, Any]:
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     first = "".join(cells[0]["source"])
     heading = re.search(r"^# (\d+\. .+)$", first, flags=re.MULTILINE)
-    minutes = re.search(r"\*\*Time\.\*\* About (\d+) minutes", first)
-    assert heading and minutes, f"{path.name}: the first cell needs '# N. Title' and '**Time.** About N minutes'"
+    minutes = STATED_TIME.search(first)
+    assert heading and minutes, f"{path.name}: the first cell needs '# N. Title' and '**Time.** N to M minutes'"
     auto = manual = 0
     for cell in cells:
         meta = cell["metadata"].get("nbgrader", {})
@@ -32,21 +64,36 @@ def _facts(path: Path) -> dict[str, Any]:
                 manual += meta["points"]
             else:
                 auto += meta["points"]
-    return {"title": heading.group(1), "file": path.name, "minutes": int(minutes.group(1)), "points": (auto, manual)}
+    stated = (int(minutes.group(1)), int(minutes.group(2)))
+    return {"title": heading.group(1), "file": path.name, "minutes": stated, "points": (auto, manual), "cells": cells}
 
 
 def test_readme_course_table_matches_the_notebooks() -> None:
     """One README row per notebook, in order, with the notebook's own title and time."""
     rows = README_ROW.findall((ROOT / "README.md").read_text(encoding="utf-8"))
     expected = [(f["title"], f["file"], f["minutes"]) for f in map(_facts, NOTEBOOKS)]
-    assert [(title, file, int(minutes)) for title, file, minutes in rows] == expected
+    assert [(title, file, (int(low), int(high))) for title, file, low, high in rows] == expected
 
 
 def test_guide_table_matches_the_notebooks() -> None:
     """One guide row per notebook, in order, with its title, time and nbgrader points."""
     rows = GUIDE_ROW.findall((ROOT / "docs" / "instructors.md").read_text(encoding="utf-8"))
     expected = [(f["title"], f["file"], f["minutes"], f["points"]) for f in map(_facts, NOTEBOOKS)]
-    assert [(t, f, int(m), (int(a), int(b))) for t, f, m, a, b in rows] == expected
+    assert [(t, f, (int(lo), int(hi)), (int(a), int(b))) for t, f, lo, hi, a, b in rows] == expected
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_stated_time_is_the_guides_rule(path: Path) -> None:
+    """Each notebook states the range the guide's rule gives for its cells and graded answers."""
+    facts = _facts(path)
+    assert facts["minutes"] == estimated_minutes(facts["cells"])
+
+
+def test_guide_states_the_rule() -> None:
+    """The guide gives the rule's per-item minutes, so an instructor can redo the estimate."""
+    guide = (ROOT / "docs" / "instructors.md").read_text(encoding="utf-8")
+    for low, high in RULE.values():
+        assert f"{low:g} to {high:g} min" in guide
 
 
 @pytest.mark.parametrize("page", ["README.md", "docs/instructors.md"])
@@ -56,3 +103,22 @@ def test_course_pages_link_only_existing_notebooks(page: str) -> None:
     links = re.findall(r"\]\(((?:\.\./)?notebooks/[^)]+\.ipynb)\)", text)
     base = (ROOT / page).parent
     assert [link for link in links if not (base / link).exists()] == []
+
+
+SESSION = re.compile(r"(\d+) and (\d+) \((\d+) to (\d+)(?: minutes)?\)|(\d+)\s+alone \((\d+) to (\d+)")
+
+
+def test_guide_sessions_add_up_the_ranges() -> None:
+    """The guide's session plan quotes each session's range as the sum of its notebooks' ranges."""
+    guide = (ROOT / "docs" / "instructors.md").read_text(encoding="utf-8")
+    plan = guide[guide.index("three-hour lab sessions cover") :].split("\n\n", 1)[0]
+    ranges = {int(f["title"].split(".")[0]): f["minutes"] for f in map(_facts, NOTEBOOKS)}
+    sessions = SESSION.findall(plan)
+    assert len(sessions) == 5
+    for a, b, low, high, alone, alone_low, alone_high in sessions:
+        if alone:
+            assert ranges[int(alone)] == (int(alone_low), int(alone_high))
+        else:
+            assert ranges[int(a)][0] + ranges[int(b)][0] == int(low)
+            assert ranges[int(a)][1] + ranges[int(b)][1] == int(high)
+            assert int(high) <= 180  # each session fits three hours at the slow end

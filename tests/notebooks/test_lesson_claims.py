@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mlsysim_nb import Hardware, Scenarios, Workloads, explore
+from mlsysim_nb import Q_, Hardware, Scenarios, Workloads, explore, layers
 
 ROOT = Path(__file__).resolve().parents[2]
 NB = {p.name[:2]: p for p in (ROOT / "notebooks").glob("*.ipynb")}
@@ -83,48 +83,163 @@ def test_01_gives_the_h100_nominal_and_driver_visible_capacity() -> None:
     assert "81,559 MiB: 79.6 GiB, or 85.5 GB" in text
 
 
-# -- notebooks 04 and 07: GPT-layer activations on a Llama model ----------------------------------
+# -- notebooks 04 and 07: Llama 3.1 8B's own layer, from the layer table --------------------------
+
+S, B = 2048, 4  # the Llama runs' sequence length and batch
 
 
-def test_the_llama_cases_use_the_gpt_layer_coefficient() -> None:
-    """Notebooks 04 and 07 call the Llama activations GPT-layer figures: 34 sbh per layer, as the package computes.
+def _llama_activations(implementation: str = "megatron", batch: int = B) -> float:
+    """The activations notebooks 04 and 07 pass to the Llama scenarios: 32 layers of the table, fused attention."""
+    llama = Workloads.configuration("llama-3.1-8b").architecture()
+    return layers.model_saved_bytes(
+        llama,
+        layers=32,
+        seq_len=S,
+        micro_batch=batch,
+        dtype_bytes=2,
+        output=False,
+        attention="fused",
+        implementation=implementation,
+    )
 
-    When the package models Llama's own layer, this fails: revise notebook 04's estimate and 07's exercise 7.2.
-    """
+
+def _per_layer_sbh(implementation: str, attention: str = "fused") -> float:
+    llama = Workloads.configuration("llama-3.1-8b").architecture()
+    saved = layers.layer_saved_bytes(
+        llama, seq_len=S, micro_batch=1, dtype_bytes=2, attention=attention, implementation=implementation
+    )
+    return saved / (S * llama.hidden)
+
+
+def test_the_table_gives_llamas_layer_in_both_accountings() -> None:
+    """Per layer, in sbh: the paper's accounting 34.03 (fused), 66 (eager); Hugging Face's 49.03 (SDPA), 148 (eager)."""
+    assert _per_layer_sbh("megatron") == pytest.approx(34.03125)
+    assert _per_layer_sbh("megatron", "eager") == pytest.approx(66.0)
+    assert _per_layer_sbh("transformers") == pytest.approx(49.033203125)
+    assert _per_layer_sbh("transformers", "eager") == pytest.approx(148.001953125)
+    # the named scenarios still carry the GPT layer's 34 sbh, which the notebooks show beside Llama's own
     lora = Scenarios.Llama3_8BLoraOnH100
-    w = lora.workload
-    gpt_layer = 34 * w.layers * 2048 * lora.batch_size * w.hidden_dim
+    gpt_layer = 34 * lora.workload.layers * S * lora.batch_size * lora.workload.hidden_dim
     assert math.isclose(lora.activations.m_as("byte"), gpt_layer)
     assert math.isclose(Scenarios.Llama3_8BFullFineTuneOnH100.activations.m_as("byte"), gpt_layer)
 
 
-def test_04_says_where_the_activations_are_used_that_they_are_gpt_layer_figures() -> None:
-    """Where the activations are introduced, the text says GPT layer, and the estimate for Llama's layer is shown."""
-    assert "**These are the GPT-layer figures, not Llama's own layer.**" in _src(_cell("04", "c15"))
-    estimate = _src(_cell("04", "c17"))
-    assert "**estimate**" in estimate
-    assert "grouped-query attention" in estimate
-    assert "no dropout" in estimate
-    assert "gated MLP" in estimate
-    shown = _shown(_cell("04", "c17a"))
-    assert "per layer    GPT layer 34.0 sbh   Llama 3.1 8B layer (estimate) 41.0 sbh: x1.21" in shown
+def test_04_reads_the_table_row_by_row_and_drops_the_hand_tally() -> None:
+    """The table's three columns, the per-part changes and the rows' notes are printed; no tally of 41 sbh remains."""
+    table = _shown(_cell("04", "c16"))
+    assert re.search(r"per layer\s+34\.00\s+34\.03\s+49\.03", table)
+    assert re.search(r"K\s+2\.00\s+0\.50\s+0\.50", table)
+    assert re.search(r"SiLU output\s+-\s+-\s+7\.00", table)
+    changes = _shown(_cell("04", "c17a"))
+    for line in ("K and V    4.00 ->  1.00 sbh: -3.00", "masks               2.00 ->  0.00 sbh: -2.00",
+                 "tensors      16.00 -> 21.00 sbh: +5.00", "log-sum-exp    0.00 ->  0.03 sbh: +0.03",
+                 "as the paper counts it: 34.03 sbh", "As Hugging Face's classes keep it, +15.00 sbh:",
+                 "RMSNorm computes in FP32"):  # fmt: skip
+        assert line in changes, line
+    prose = _src(_cell("04", "c17b"))
+    assert "$34 - 3 - 2 + 5 + 0.03 = 34.03\\,sbh$" in prose
+    assert "**Hugging Face's classes keep $15\\,sbh$ more**, $49.03\\,sbh$" in prose
+    assert "41" not in _markdown("04")
+    assert "estimate" not in _markdown("04")
+    assert 'implementation="transformers"' in _src(_cell("04", "c16"))
 
 
-def test_04_llama_layer_estimate_by_hand() -> None:
-    """The estimate's tally: K and V at 8/32 of the width, no dropout masks, four 3.5h-wide MLP tensors."""
-    w = Workloads.LLAMA3_8B
-    kv, f = w.kv_heads / w.heads, 14336 / w.hidden_dim
-    attention = 2 + 2 + 2 * 2 * kv + 2  # QKV input, Q, K and V, output projection input
-    mlp = 2 + 4 * 2 * f  # input; gate output, its SiLU, up output, their product
-    assert (attention, mlp, 4 + attention + mlp) == (7.0, 30.0, 41.0)
-    assert "(x1.21)" not in _src(_cell("04", "c17"))  # printed by the code, not typed in the prose
+def test_04_passes_the_table_to_the_scenario_and_its_limits_follow() -> None:
+    """`own` and `as_hf` carry the table's activations at batch 4; the limits shown are the package's."""
+    lora = Scenarios.Llama3_8BLoraOnH100
+    own = lora.variant(activations=Q_(_llama_activations(), "B"))
+    as_hf = lora.variant(activations=Q_(_llama_activations("transformers"), "B"))
+    shown = _shown(_cell("04", "c17c"))
+    assert f"{own.activations.to('GB'):6.2f~P} ({own.activations.to('GiB'):5.2f~P}) at batch 4" in shown
+    assert f"{as_hf.activations.to('GB'):6.2f~P} ({as_hf.activations.to('GiB'):5.2f~P}) at batch 4" in shown
+    assert "activations=Q_(layers.model_saved_bytes(llama" in _src(_cell("04", "c17c"))
+    limits = (lora.max_resident_batch, own.max_resident_batch, as_hf.max_resident_batch)
+    assert limits == (7, 7, 5)
+    assert _shown(_cell("04", "c18")).strip() == str(limits)
+    # exercise 4.4 on Gaudi 3, and its model answer's GiB-as-GB slip
+    assert _solution("04", "answer_4_4") == own.variant(hardware=Hardware.GAUDI3).max_resident_batch == 13
+    per_sequence = own.activations / own.batch_size
+    assert math.floor((Q_(128, "GB") - own.total) / per_sequence) == 12
 
 
-def test_07_exercise_7_2_names_the_gpt_layer_figures() -> None:
-    """Exercise 7.2 says its Llama activations are the GPT layer's, and prints its inputs from the package."""
-    assert "**GPT-layer** figures" in _src(_cell("07", "c21"))
-    full = Scenarios.Llama3_8BFullFineTuneOnH100
-    assert f"max_resident_batch on one H100: {full.max_resident_batch}" in _shown(_cell("07", "c20a"))
+def test_04_model_answer_4_5_numbers() -> None:
+    """Batch 32 of Llama's own layer: about 292 GB (272 GiB) as the paper counts it, 421 GB (392 GiB) by HF's classes."""
+    answer = _src(_cell("04", "c35"))
+    paper, hf = Q_(_llama_activations(batch=32), "B"), Q_(_llama_activations("transformers", batch=32), "B")
+    per_sequence = Q_(_llama_activations(batch=1), "B")
+    assert (round(paper.m_as("GB")), round(paper.m_as("GiB")), round(hf.m_as("GB")), round(hf.m_as("GiB"))) == (
+        292,
+        272,
+        421,
+        392,
+    )
+    assert (round(per_sequence.m_as("GB"), 1), round(per_sequence.m_as("GiB"), 1)) == (9.1, 8.5)
+    for figure in ("292 GB (272 GiB)", "421 GB (392 GiB)", "9.1 GB (8.5 GiB)", "36.5 GB (34.0 GiB)", "about a quarter"):
+        assert figure in answer, figure
+
+
+def test_04_frozen_base_saving_from_the_rows() -> None:
+    """With q and v adapted, the MLP's input and the gated product (9 sbh) serve nothing: 26 %, the limit 7 -> 10."""
+    llama = Workloads.configuration("llama-3.1-8b").architecture()
+    rows = {
+        line.row.key: line.bytes
+        for line in layers.lines(
+            layers.layer_rows(llama, attention="fused"), llama.dims(S, 1), dtype_bytes=2, per_model=False
+        )
+    }
+    dropped = (rows["mlp_input"] + rows["product"]) / (S * llama.hidden)
+    assert dropped == 9
+    share = dropped / _per_layer_sbh("megatron")
+    lora = Scenarios.Llama3_8BLoraOnH100
+    own = lora.variant(activations=Q_(_llama_activations(), "B"))
+    lighter = own.variant(activations=own.activations * (1 - share))
+    assert (round(100 * share), own.max_resident_batch, lighter.max_resident_batch) == (26, 7, 10)
+    assert "9.00 of 34.03 sbh need not be kept, 26%" in _shown(_cell("04", "c36a"))
+    assert "13.00 of 49.03 sbh need not be kept, 27%" in _shown(_cell("04", "c36a"))
+    assert "resident limit on the H100 7 -> 10" in _shown(_cell("04", "c36a"))
+    assert "$34.03\\,sbh$ per layer of Llama's" in _src(_cell("04", "c36"))
+
+
+def test_07_exercise_7_2_uses_llamas_own_layer() -> None:
+    """Exercise 7.2's run carries the table's activations; its text, answer and model answer follow the package."""
+    full = Scenarios.Llama3_8BFullFineTuneOnH100.variant(activations=Q_(_llama_activations(), "B"))
+    shown = _shown(_cell("07", "c20a"))
+    assert f"max_resident_batch: {full.max_resident_batch}" in shown
+    assert f"on one H100: {full.resident_batch_limit:.2f}" in shown
+    assert f"{_per_layer_sbh('megatron'):.2f} sbh" in shown
+    text = _src(_cell("07", "c21"))
+    assert f"rounded down: {-full.resident_batch_limit:.2f} here" in text
+    assert "$34.03\\,sbh$ per layer as the paper counts it" in text
+    assert "Hugging Face's own classes keep $49.03\\,sbh$" in text
+    assert "**GPT-layer** figures" not in text
+    on_mi300x = full.variant(hardware=Hardware.MI300X)
+    assert _solution("07", "answer_7_2") == on_mi300x.max_resident_batch == 8
+    answer = _src(_cell("07", "c90dd3a7"))
+    room_h100 = (Hardware.H100.memory.capacity - full.total).to("GB")
+    room_mi300x = (Hardware.MI300X.memory.capacity - full.total).to("GB")
+    assert f"−{-room_h100.m:.1f} GB ({-full.resident_batch_limit:.2f} sequences' worth short" in answer
+    assert f"to {room_mi300x.m:.1f} GB ({on_mi300x.resident_batch_limit:.1f} sequences" in answer
+
+
+def test_07_leaves_out_the_logits_and_no_longer_llamas_layer() -> None:
+    """Llama's layer is counted now; its 128k-vocabulary logits are printed from the table's output rows."""
+    leaves_out = _src(_cell("07", "c29"))
+    assert "**Llama's own layer.**" not in leaves_out
+    llama = Workloads.configuration("llama-3.1-8b").architecture()
+    output = layers.output_saved_bytes(llama, seq_len=S, micro_batch=1, dtype_bytes=2)
+    per_sequence = _llama_activations(batch=1)
+    assert output > 1e9
+    assert round(100 * output / per_sequence) == 12
+    flat = " ".join(leaves_out.split())
+    assert "over a gigabyte per 2,048-token sequence, 12 % more than its 32 layers keep" in flat
+    gpt2_xl = Workloads.configuration("gpt2-xl").architecture()
+    flash = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100
+    gpt2_output = layers.output_saved_bytes(gpt2_xl, seq_len=1024, micro_batch=1, dtype_bytes=2)
+    assert round(100 * gpt2_output / (flash.activations.m_as("B") / flash.batch_size)) == 8
+    assert "GPT-2 XL's 50,257 words that is 8 % more per sequence" in flat
+    shown = _shown(_cell("07", "c29c"))
+    assert f"the output layer and loss {output / 1e9:.2f} GB, 12% on top of its layers'" in shown
+    assert "Llama 3.1 8B (vocabulary 128,256), one 2,048-token sequence: FP32 logits 1.05 GB (0.98 GiB)" in shown
 
 
 # -- notebook 07: one meaning of "fits" ----------------------------------------------------------
@@ -194,3 +309,53 @@ def test_reworked_exercises_ask_something_new(number: str, grade_id: str, old: f
     answer = _solution(number, grade_id)
     assert math.isclose(answer, new, rel_tol=1e-3)
     assert not math.isclose(answer, old, rel_tol=0.02)
+
+
+@pytest.mark.measure
+def test_04_a_frozen_llama_layer_keeps_those_rows_less() -> None:
+    """A LlamaDecoderLayer with all but q_proj and v_proj frozen keeps the rows notebook 04 names less.
+
+    The MLP's input, the gated product and both norms' normalized inputs (BF16, SDPA, a small random layer on the CPU).
+    """
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.llama import modeling_llama
+
+    s, b, h, f = 12, 3, 64, 96
+    config = transformers.LlamaConfig(
+        hidden_size=h,
+        intermediate_size=f,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        num_hidden_layers=1,
+        vocab_size=128,
+        attention_dropout=0.0,
+        max_position_embeddings=64,
+    )
+    config._attn_implementation = "sdpa"  # transformers' documented switch
+
+    def saved_bytes(frozen: bool) -> int:
+        torch.manual_seed(0)
+        layer = modeling_llama.LlamaDecoderLayer(config, layer_idx=0).to(torch.bfloat16).train()
+        if frozen:
+            for name, p in layer.named_parameters():
+                p.requires_grad_(name.split(".")[-2] in ("q_proj", "v_proj"))
+        weights = {p.untyped_storage().data_ptr() for p in layer.parameters()}
+        x = torch.randn(b, s, h, dtype=torch.bfloat16, requires_grad=True)
+        positions = torch.arange(s)[None]
+        rotary = modeling_llama.LlamaRotaryEmbedding(config)(x, positions)
+        storages: dict[int, int] = {}
+
+        def pack(t: Any) -> Any:
+            storage = t.untyped_storage()
+            if storage.data_ptr() not in weights:
+                storages[storage.data_ptr()] = storage.nbytes()
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            out = layer(x, attention_mask=None, position_embeddings=rotary, position_ids=positions)
+        assert out is not None
+        return sum(storages.values())
+
+    sbh, sbf = s * b * h * 2, s * b * f * 2  # at 16 bits
+    assert saved_bytes(False) - saved_bytes(True) == sbh + sbf + 2 * sbh  # mlp_input, product, two normalized

@@ -11,11 +11,11 @@ from mlsysim_nb import (
 )
 
 
-def test_twenty_seven_cases() -> None:
-    """15 training and 7 activation cases (the reference's), and 5 many-device cases."""
-    assert len(Scenarios) == 27
-    assert len(Scenarios.names(TrainingStateFitScenario)) == 15
-    assert len(Scenarios.names(ActivationMemoryScenario)) == 7
+def test_thirty_one_cases() -> None:
+    """15 training and 7 activation cases (the reference's), 5 many-device cases, and 4 on real architectures."""
+    assert len(Scenarios) == 31
+    assert len(Scenarios.names(TrainingStateFitScenario)) == 16
+    assert len(Scenarios.names(ActivationMemoryScenario)) == 10
     assert Scenarios.names(ParallelTrainingScenario) == [
         "Gpt3_175BKorthikantiTable3OnA100",
         "Llama3_8BZero3On8H100",

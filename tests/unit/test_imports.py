@@ -24,11 +24,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "mlsysim_nb"
 # loads its renderer lazily, and the renderer names the record's class for typing only.
 ALLOWED_LAZY_CYCLES: dict[frozenset[str], str] = {}
 # private names imported across modules in files another part of issue 18 is rewriting; none may be added
-KNOWN_PRIVATE_IMPORTS = {
-    ("mlsysim_nb.kinds.activation.model", "_CONSTANTS"),
-    ("mlsysim_nb.kinds.activation.model", "_wrap"),
-    ("mlsysim_nb.kinds.training.model", "_wrap"),
-}
+KNOWN_PRIVATE_IMPORTS: set[tuple[str, str]] = set()  # none left: each kind reads the base's public API
 # modules a plain ``import mlsysim_nb`` must not load: the widgets, the plotting library, the lab's PyTorch
 HEAVY = ("anywidget", "ipywidgets", "matplotlib", "torch", "transformers")
 
@@ -188,6 +184,8 @@ def test_no_private_name_is_imported_from_another_module():
                 ]
     added = sorted(set(private) - KNOWN_PRIVATE_IMPORTS)
     assert not added, "private names imported across modules: " + ", ".join(f"{m} imports {n}" for m, n in added)
+    stale = sorted(KNOWN_PRIVATE_IMPORTS - set(private))
+    assert not stale, f"listed as known but no longer imported (drop them): {stale}"
 
 
 # run in a fresh interpreter: after ``import mlsysim_nb``, then after a static comparison and the chart-less reprs

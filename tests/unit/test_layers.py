@@ -194,7 +194,8 @@ def test_the_table_reproduces_every_catalog_activation_scenario() -> None:
         for strategy in layers.STRATEGIES:
             table = layers.layer_saved_bytes(arch, seq_len=s.seq_len or w.context_length, micro_batch=s.micro_batch,
                                              dtype_bytes=s.precision_bytes, strategy=strategy,
-                                             reference_scaling=True)  # fmt: skip
+                                             attention=s.attention, implementation=s.implementation,
+                                             reference_scaling=w.reference_style)  # fmt: skip
             assert table == pytest.approx(float(s.activations(strategy).m_as("byte")) / w.layers, rel=1e-9)
     assert found >= 5
 

@@ -328,3 +328,20 @@ def test_the_coefficients_rebuild_the_table_for_both_accountings(key: str, imple
                 implementation=implementation, tensor_parallel=t, sequence_parallel=sp,
             )  # fmt: skip
             assert mine == pytest.approx(table, rel=1e-12)
+
+
+@pytest.mark.parametrize("key", sorted(Workloads.configurations()))
+@pytest.mark.parametrize("implementation", ["megatron", "transformers"])
+@pytest.mark.parametrize("attention", ["eager", "fused"])
+def test_one_device_is_the_activation_scenario_on_every_architecture(
+    key: str, implementation: str, attention: str
+) -> None:
+    """N_d = t = p = 1: activations_per_device is activations(recompute), for each width and strategy."""
+    w = Workloads.configuration(key)
+    state = TrainingStateFitScenario(workload=w, hardware=Hardware["H100"], **MIXED_ADAM)
+    for width in (2, 4):
+        acts = ActivationMemoryScenario(workload=w, micro_batch=2, seq_len=1024, attention=attention,
+                                        implementation=implementation, precision_bytes=width)  # fmt: skip
+        for recompute in ("none", "selective", "full"):
+            s = ParallelTrainingScenario(state=state, activations=acts, recompute=recompute)
+            assert _b(s.activations_per_device) == pytest.approx(_b(acts.activations(recompute)), rel=1e-12)

@@ -1,4 +1,7 @@
-"""The activation kind's named cases: the reference's activation cases, with its names and inputs."""
+"""The activation kind's named cases: the reference's, with its names and inputs, then real architectures.
+
+The real architectures are read from their shipped ``config.json`` (:meth:`Workloads.configuration`).
+"""
 
 from __future__ import annotations
 
@@ -27,6 +30,44 @@ def _gpt3(title: str, micro_batch: int) -> Factory:
     description = "Full-context GPT-3 activations per replica, with and without recomputation."
     return case(_activations, title, description, workload=Workloads.GPT3_175B, micro_batch=micro_batch)
 
+
+_LLAMA_SOURCE = (
+    "Meta's published config.json for Llama 3.1 8B (huggingface.co/meta-llama/Llama-3.1-8B): 32 layers, h = 4096, "
+    "32 heads, 8 key/value heads, a 14,336-wide SwiGLU MLP, RMSNorm, no dropout, a 128,256-token vocabulary."
+)
+
+
+def _llama_8k(title: str, implementation: str, accounting: str) -> Factory:
+    description = f"{_LLAMA_SOURCE} Fused attention, one sequence of 8,192 tokens, 16-bit; {accounting}"
+    return case(_activations, title, description, workload=lambda _: Workloads.configuration("llama-3.1-8b"),
+                micro_batch=1, seq_len=8192, attention="fused", implementation=implementation)  # fmt: skip
+
+
+_REAL: dict[str, Factory] = {
+    "Llama3_1_8BActivations8kMegatron": _llama_8k(
+        "Llama 3.1 8B's saved activations at 8,192 tokens, fused attention, as the paper counts them",
+        "megatron",
+        "Korthikanti et al. (2022)'s rows generalised to grouped-query attention and a gated MLP, plus the FP32 "
+        "log-sum-exp FlashAttention keeps per row and head.",
+    ),
+    "Llama3_1_8BActivations8kTransformers": _llama_8k(
+        "Llama 3.1 8B's saved activations at 8,192 tokens, fused attention, as Hugging Face transformers keeps them",
+        "transformers",
+        "the rows LlamaDecoderLayer keeps with SDPA attention (RMSNorm's FP32 copies, SiLU's output), measured "
+        "with saved-tensor hooks on small random configurations.",
+    ),
+    "Mixtral8x7BActivations": case(
+        _activations,
+        "Mixtral 8x7B's saved activations at 4,096 tokens, fused attention, as the paper counts them",
+        "Mistral AI's published config.json for Mixtral 8x7B (huggingface.co/mistralai/Mixtral-8x7B-v0.1): "
+        "32 layers, h = 4096, 8 experts of which each token uses 2; the experts' rows hold s·b·2 tokens, "
+        "the router keeps FP32 probabilities. One sequence of 4,096 tokens, 16-bit.",
+        workload=lambda _: Workloads.configuration("mixtral-8x7b"),
+        micro_batch=1,
+        seq_len=4096,
+        attention="fused",
+    ),
+}
 
 CASES: dict[str, Factory] = {
     "Gpt3ActivationsMicrobatch4": _gpt3("175B activations at four sequences per micro-batch", 4),
@@ -60,4 +101,5 @@ CASES: dict[str, Factory] = {
         seq_len=2048,
         precision_bytes=2,
     ),
+    **_REAL,
 }

@@ -27,13 +27,7 @@ from __future__ import annotations
 from mlsysim_nb.formula import Case, Symbol
 from mlsysim_nb.model.equations import Equations, defined
 from mlsysim_nb.model.notation import Quantity, quantity
-from mlsysim_nb.physics import (
-    KORTHIKANTI_FFN_BYTES,
-    KORTHIKANTI_FFN_FREE_BYTES,
-    KORTHIKANTI_SCORE_BYTES,
-    PROJECTION_TENSORS,
-    STRATEGIES,
-)
+from mlsysim_nb.physics import PROJECTION_TENSORS, STRATEGIES
 
 __all__ = ["CONSTANTS", "EQUATIONS", "NOTATION", "STRATEGIES"]
 
@@ -52,17 +46,23 @@ _ACTIVATION = [
     ),
     _D(
         "per_token_bytes_coefficient",
-        "(per_token_constant + ffn_constant * ffn_multiple) * precision_bytes / 2",
-        "Linear activation bytes per hidden element per layer, scaled from 16-bit to this width.",
-        note="18 + 4f at 16 bits: 34 with Korthikanti's 4h MLP; the two f·h-wide MLP tensors grow with f.",
+        "token_units * precision_bytes + token_fixed_bytes",
+        "Bytes per token and hidden unit one layer saves, summed over the layer table's per-token rows.",
+        note=(
+            "The table's rows for this workload, attention and implementation: n_tok elements in the activation "
+            "dtype plus c_tok bytes of masks and FP32 or int64 rows, per s·b·h. GPT-style layer, as the paper "
+            "counts it: 18 + 4f at 16 bits (34 at f = 4); Llama 3.1 8B, fused, megatron: 34 + 4a/h = 34.03."
+        ),
         symbol="κ_tok",
         label="per-token coefficient",
         base="byte",
     ),
     _D(
         "score_bytes_coefficient",
-        "score_constant * heads * sequence / hidden_dim * precision_bytes / 2",
-        "Attention-score bytes per hidden element per layer, on the same footing.",
+        "(score_units * precision_bytes + score_fixed_bytes) * heads * sequence / hidden_dim",
+        "Attention-score bytes one layer saves per token and hidden unit: the table's bytes per score "
+        "element times the a·s/h scores per s·b·h.",
+        note="5 bytes per score element at 16 bits in the paper's GPT layer (5·a·s/h); 0 with fused attention.",
         symbol="κ_score",
         label="attention-score coefficient",
         base="byte",
@@ -75,9 +75,36 @@ _ACTIVATION = [
         label="attention-score share",
     ),
     _D(
+        "layer_activations_none",
+        "sequence * micro_batch * hidden_dim * (per_token_bytes_coefficient + score_bytes_coefficient)",
+        "Bytes one decoder layer saves with no recomputation: every row of the layer table.",
+        "MB",
+        symbol="m_none",
+        label="one layer, no recomputation",
+        base="byte",
+    ),
+    _D(
+        "layer_activations_selective",
+        "sequence * micro_batch * hidden_dim * per_token_bytes_coefficient",
+        "Bytes one decoder layer saves with selective recomputation: its per-token rows.",
+        "MB",
+        symbol="m_sel",
+        label="one layer, selective recomputation",
+        base="byte",
+    ),
+    _D(
+        "layer_activations_full",
+        "sequence * micro_batch * hidden_dim * precision_bytes",
+        "Bytes one decoder layer saves with full recomputation: its input alone.",
+        "MB",
+        symbol="m_full rc",
+        label="one layer, full recomputation",
+        base="byte",
+    ),
+    _D(
         "activations_none",
-        "layers * sequence * micro_batch * hidden_dim * (per_token_bytes_coefficient + score_bytes_coefficient)",
-        "Saved activations with no recomputation: every tensor, attention scores included.",
+        "layers * layer_activations_none",
+        "Saved activations of the layers with no recomputation: every tensor, attention scores included.",
         "byte",
         symbol="M_none",
         label="activations, no recomputation",
@@ -85,8 +112,8 @@ _ACTIVATION = [
     ),
     _D(
         "activations_selective",
-        "layers * sequence * micro_batch * hidden_dim * per_token_bytes_coefficient",
-        "Saved activations with selective recomputation: the attention scores are rebuilt.",
+        "layers * layer_activations_selective",
+        "Saved activations of the layers with selective recomputation: the attention scores are rebuilt.",
         "byte",
         symbol="M_sel",
         label="activations, selective recomputation",
@@ -94,11 +121,49 @@ _ACTIVATION = [
     ),
     _D(
         "activations_full",
-        "layers * sequence * micro_batch * hidden_dim * precision_bytes",
-        "Saved activations with full recomputation: only each layer's input is kept.",
+        "layers * layer_activations_full",
+        "Saved activations of the layers with full recomputation: only each layer's input is kept.",
         "byte",
         symbol="M_full rc",
         label="activations, full recomputation",
+        base="byte",
+    ),
+    _D(
+        "output_activations",
+        "outside_layer_bytes",
+        "What the model keeps once, outside its layers: the embeddings' and final norm's tensors, the output "
+        "layer's input, the logits the loss reads (FP32 where the framework upcasts) and the rows every layer "
+        "shares (rotary tables). Recomputation does not touch them.",
+        "GB",
+        symbol="M_out",
+        label="output layer and loss",
+        base="byte",
+    ),
+    _D(
+        "model_activations_none",
+        "activations_none + output_activations",
+        "The whole model's saved activations with no recomputation: the layers, then the output layer and loss.",
+        "GB",
+        symbol="M_model,none",
+        label="whole model, no recomputation",
+        base="byte",
+    ),
+    _D(
+        "model_activations_selective",
+        "activations_selective + output_activations",
+        "The whole model's saved activations with selective recomputation.",
+        "GB",
+        symbol="M_model,sel",
+        label="whole model, selective recomputation",
+        base="byte",
+    ),
+    _D(
+        "model_activations_full",
+        "activations_full + output_activations",
+        "The whole model's saved activations with full recomputation: the layer inputs beside the output layer.",
+        "GB",
+        symbol="M_model,full",
+        label="whole model, full recomputation",
         base="byte",
     ),
     _D(
@@ -269,27 +334,26 @@ _ACTIVATION = [
     ),
 ]
 
-#: The layer table's sums these equations read (bytes per hidden element and layer at 16 bits, a count).
-CONSTANTS = {
-    "per_token_constant": KORTHIKANTI_FFN_FREE_BYTES,
-    "ffn_constant": KORTHIKANTI_FFN_BYTES,
-    "score_constant": KORTHIKANTI_SCORE_BYTES,
-    "projection_tensors": PROJECTION_TENSORS,
-}
+#: The layer table's count the illustrative line items read.
+CONSTANTS = {"projection_tensors": PROJECTION_TENSORS}
 
-#: The notation of the other names these equations define: the constants, the flag and the arguments.
+#: The notation of the other names these equations define: the table's sums, the flag and the arguments.
 NOTATION: dict[str, Quantity] = {
-    # -- the layer table's constants, written as their numbers
-    "per_token_constant": Quantity(
-        Symbol(str(CONSTANTS["per_token_constant"])), "", "Korthikanti per-token bytes outside the MLP's wide tensors"
+    # -- the layer table's sums for the scenario's workload, attention, implementation and precision
+    "token_units": quantity("n_tok", "", "activation-dtype elements per token and hidden unit (the table's rows)"),
+    "token_fixed_bytes": quantity(
+        "c_tok", "byte", "bytes per token and hidden unit of masks and FP32 or int64 rows (the table's rows)"
     ),
-    "ffn_constant": Quantity(
-        Symbol(str(CONSTANTS["ffn_constant"])), "", "Korthikanti bytes per unit of the feed-forward multiple"
+    "score_units": quantity("n_score", "", "activation-dtype elements per attention score (the table's rows)"),
+    "score_fixed_bytes": quantity("c_score", "byte", "bytes per attention score of masks and FP32 rows"),
+    "outside_layer_bytes": quantity(
+        "Σ_out", "byte", "the table's output-layer, loss and once-per-model rows, summed for this run"
     ),
-    "score_constant": Quantity(Symbol(str(CONSTANTS["score_constant"])), "", "Korthikanti score bytes"),
     "projection_tensors": Quantity(Symbol(str(CONSTANTS["projection_tensors"])), "", "hidden-width projection tensors"),
     # -- the flag the scenario sets, and the arguments of its methods and of the helpers
     "seq_given": quantity("seq_given", "", "the sequence length is stated"),
+    "reference_layer": quantity("ref", "", "the layer is counted as the reference counts it (GPT-style, megatron)"),
+    "has_output": quantity("has_out", "", "the workload gives its vocabulary (the output layer is sized)"),
     "checkpoints": quantity("k", "", "checkpoints"),
     "tokens": quantity("D", "", "tokens"),
 }

@@ -28,6 +28,9 @@ _SECTIONS = (
             ("sequence", "sequence"),
             ("per_token_bytes_coefficient", "per_token_bytes_coefficient"),
             ("score_bytes_coefficient", "score_bytes_coefficient"),
+            ('layer_activations("none")', "layer_activations_none"),
+            ('layer_activations("selective")', "layer_activations_selective"),
+            ('layer_activations("full")', "layer_activations_full"),
             ('activations("none")', "activations_none"),
             ('activations("selective")', "activations_selective"),
             ('activations("full")', "activations_full"),
@@ -38,6 +41,17 @@ _SECTIONS = (
         'activations("none")',
     ),
     _S("Score share", (("score_share", "score_share"),), "score_share"),
+    _S(
+        "Whole model",
+        (
+            ("output_activations", "output_activations"),
+            ('model_activations("none")', "model_activations_none"),
+            ('model_activations("selective")', "model_activations_selective"),
+            ('model_activations("full")', "model_activations_full"),
+        ),
+        'model_activations("full")',
+        when="has_output",
+    ),
     _S(
         "Checkpoint segments",
         (
@@ -60,6 +74,7 @@ _SECTIONS = (
             ("line_items_total", "line_items_total"),
         ),
         "line_items_total",
+        when="reference_layer",  # the reference's illustrative items; layer_lines() gives any layer's own rows
     ),
     _S(
         "Recompute cost",
@@ -80,7 +95,10 @@ _NOTES = (
         (
             "Korthikanti et al. (2022): per layer s·b·h·(34 + 5·a·s/h) bytes at 16 bits with a 4h MLP, "
             "s·b·h·(18 + 4f + 5·a·s/h) with an f·h one; selective recomputation drops the attention-score term, "
-            "full recomputation keeps each layer's input."
+            "full recomputation keeps each layer's input. For a real architecture κ_tok and κ_score are the sums "
+            "of the layer table's rows for its attention kernel and accounting (fused attention: no scores, an "
+            "FP32 log-sum-exp per row and head); activations(strategy) counts the layers, model_activations adds "
+            "the output layer and the loss."
         ),
     ),
     (
@@ -224,7 +242,7 @@ class ActivationView:
         return workload_rows(self.workload)
 
     def controls(self: ActivationLike) -> list[Any]:
-        """Model, micro-batch, sequence, width, feed-forward multiple, segments and the strategy shown."""
+        """Model, micro-batch, sequence, width, attention, accounting, feed-forward multiple, segments, strategy."""
         from mlsysim_nb.live import controls as c
 
         return [
@@ -232,6 +250,8 @@ class ActivationView:
             c.field_control(self, "micro_batch"),
             c.field_control(self, "seq_len", value=self.seq_len or self.sequence),
             c.field_control(self, "precision_bytes"),
+            c.field_control(self, "attention"),
+            c.field_control(self, "implementation"),
             c.field_control(self, "ffn_multiple"),
             # every k matters for the segment estimate, so a linear slider; 0 switches segments off
             c.field_control(

@@ -46,6 +46,14 @@ def _adapters(title: str, description: str, rank: int) -> Factory:
     return case(_training, title, description, workload=Workloads.HYPOTHETICAL_8B, **_MIXED_ADAM, **shape)
 
 
+def _lora_parameters(rank: int) -> int:
+    """Rank-``rank`` adapters on every query and value projection of Llama 3.1 8B, from its config.json."""
+    w = Workloads.configuration("llama-3.1-8b")
+    h, d = w.hidden_dim, w.head_dim or w.hidden_dim // w.heads  # type: ignore[operator]
+    query, value = h + w.heads * d, h + w.kv_heads * d  # type: ignore[operator]  # in + out widths of each
+    return w.layers * rank * (query + value)  # type: ignore[operator]
+
+
 CASES: dict[str, Factory] = {
     "Gpt2Fp32AdamOnH100": _gpt2_train(
         "GPT-2 XL trained in FP32 with Adam, against one H100's memory",
@@ -140,5 +148,20 @@ CASES: dict[str, Factory] = {
         "The batch-64 state with its saved activations scaled linearly to batch 512.",
         batch_size=512,
         activations=lambda c: c.ResNet50Fp32AdamBatch64.activations_at(512),
+    ),
+    "Llama3_1_8BConfigLoraOnH100": case(
+        _training,
+        "Rank-16 LoRA on Llama 3.1 8B from its config.json, one 8,192-token sequence on one H100",
+        "Meta's published config.json (huggingface.co/meta-llama/Llama-3.1-8B): the exact 8,030,261,248 "
+        "parameters frozen at 16 bits; rank-16 adapters on every query (4096 to 4096) and value (4096 to 1024, "
+        "grouped-query) projection carry mixed-precision Adam state; the activations are the whole model's under "
+        "full recomputation with fused attention (32 layer inputs beside the FP32 logits), which LoRA needs as "
+        "full fine-tuning does.",
+        workload=lambda _: Workloads.configuration("llama-3.1-8b"),
+        hardware="H100",
+        **_MIXED_ADAM,
+        batch_size=1,
+        adapter_parameters=lambda _: _lora_parameters(16),
+        activations=lambda c: c.Llama3_1_8BActivations8kMegatron.model_activations("full"),
     ),
 }
