@@ -284,11 +284,8 @@ class ParallelTrainingScenario(ParallelView, Scenario):
         """The layer table's bytes per token and hidden unit by split, for the activation scenario's layer."""
         acts = self.activations
         assert acts is not None  # noqa: S101 - called only with activations
-        # the activation scenario's attention and accounting, where it states them
-        attention = getattr(acts, "attention", "eager")
-        implementation = getattr(acts, "implementation", "megatron")
         width, ffn = acts.magnitude("precision_bytes"), acts.magnitude("ffn_multiple")
-        return layer_coefficients(self.workload, width, ffn, attention, implementation)
+        return layer_coefficients(self.workload, width, ffn, acts.attention, acts.implementation)
 
     # -- the layout and the state per device -------------------------------------------
     gradient_width = derived("gradient_width")
