@@ -155,6 +155,54 @@ def formula_expressions(draw: Any, *, comparisons: bool = True, depth: int = 4) 
     return f"({sub()}) <= ({sub()})"
 
 
+# -- many devices on the shipped architectures, expert parallelism included ------------------------------------------
+#: Shipped configurations the many-device strategies draw from: dense GQA models and a mixture of experts.
+ARCHITECTURE_KEYS = ("llama-3.1-8b", "llama-3.1-70b", "mistral-7b", "qwen2.5-7b", "mixtral-8x7b")
+
+
+@st.composite
+def architecture_parallel_scenarios(draw: Any, *, interleave: bool = True) -> ParallelTrainingScenario:
+    """A valid ParallelTrainingScenario on a shipped architecture, with activations; e > 1 only for an MoE.
+
+    t divides the heads, key/value heads and width (and s, under SP); e divides the experts and N_d, with t = 1.
+    """
+    from mlsysim_nb import Workloads
+
+    workload = Workloads.configuration(draw(st.sampled_from(ARCHITECTURE_KEYS)))
+    assert workload.heads is not None and workload.layers is not None and workload.hidden_dim is not None
+    kv = workload.kv_heads or workload.heads
+    e = draw(st.sampled_from(_divisors(workload.experts))) if workload.experts else 1
+    t = 1 if e > 1 else draw(st.sampled_from([d for d in _divisors(kv) if workload.hidden_dim % d == 0]))
+    sequence_parallel = t > 1 and draw(st.booleans())
+    state = TrainingStateFitScenario(
+        workload=workload,
+        hardware=Hardware["H100"],
+        bytes_per_value=2,
+        optimizer_bytes_per_parameter=draw(st.sampled_from([0, 4, 8])),
+        master_bytes_per_parameter=draw(st.sampled_from([None, 4])),
+    )
+    acts = ActivationMemoryScenario(
+        workload=workload,
+        micro_batch=draw(st.integers(1, 8)),
+        seq_len=t * draw(st.integers(1, 2**14 // t)),
+        precision_bytes=draw(st.sampled_from([2, 4])),
+    )
+    p = draw(st.sampled_from(_divisors(workload.layers)))
+    m = draw(st.sampled_from(_divisors(workload.layers // p))) if p > 1 and interleave else 1
+    return ParallelTrainingScenario(
+        state=state,
+        activations=acts,
+        recompute=draw(st.sampled_from(["none", "selective", "full"])),
+        data_parallel=e * draw(st.integers(1, 64)),
+        zero_stage=draw(st.integers(0, 3)),
+        tensor_parallel=t,
+        sequence_parallel=sequence_parallel,
+        expert_parallel=e,
+        pipeline_parallel=p,
+        interleave=m,
+    )
+
+
 @st.composite
 def architecture_activation_scenarios(draw: Any) -> ActivationMemoryScenario:
     """An ActivationMemoryScenario on a shipped real architecture, in either attention and either accounting."""

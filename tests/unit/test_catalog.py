@@ -11,12 +11,18 @@ from mlsysim_nb import (
 )
 
 
-def test_twenty_eight_cases() -> None:
-    """15 training and 7 activation cases (the reference's), 2 many-device cases, and 4 on real architectures."""
-    assert len(Scenarios) == 28
+def test_thirty_one_cases() -> None:
+    """15 training and 7 activation cases (the reference's), 5 many-device cases, and 4 on real architectures."""
+    assert len(Scenarios) == 31
     assert len(Scenarios.names(TrainingStateFitScenario)) == 16
     assert len(Scenarios.names(ActivationMemoryScenario)) == 10
-    assert Scenarios.names(ParallelTrainingScenario) == ["Gpt3_175BKorthikantiTable3OnA100", "Llama3_8BZero3On8H100"]
+    assert Scenarios.names(ParallelTrainingScenario) == [
+        "Gpt3_175BKorthikantiTable3OnA100",
+        "Llama3_8BZero3On8H100",
+        "Llama3_1_70BZero3On8H100",
+        "Llama3_1_70BZero3On64H100",
+        "Mixtral8x7BExpertParallel8On32H100",
+    ]
 
 
 def test_every_case_has_a_one_line_title() -> None:

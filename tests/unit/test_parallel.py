@@ -20,7 +20,7 @@ from mlsysim_nb import (
     sweep,
 )
 from mlsysim_nb.kinds.parallel.cases import CASES as PARALLEL_CASES
-from mlsysim_nb.kinds.parallel.physics import EQUATIONS, KORTHIKANTI_REPLICATED_BYTES
+from mlsysim_nb.kinds.parallel.physics import EQUATIONS
 from mlsysim_nb.physics import KORTHIKANTI_PER_TOKEN_BYTES
 
 MIXED_ADAM = {"bytes_per_value": 2, "optimizer_bytes_per_parameter": 8, "master_bytes_per_parameter": 4}
@@ -293,8 +293,13 @@ def test_korthikanti_section_6_1(model: str) -> None:
 
 def test_replicated_bytes_build_on_the_34() -> None:
     """10 of Korthikanti's 34 bytes stay whole under tensor parallelism; the other 24 are split by t."""
-    assert KORTHIKANTI_REPLICATED_BYTES == 10
-    assert KORTHIKANTI_PER_TOKEN_BYTES - KORTHIKANTI_REPLICATED_BYTES == 24
+    s = _parallel(Workloads.GPT3_175B, tensor_parallel=8)
+    assert _bytes(s.replicated_bytes_coefficient) == 10
+    assert (
+        KORTHIKANTI_PER_TOKEN_BYTES - _bytes(s.replicated_bytes_coefficient)
+        == 24
+        == _bytes(s.sharded_bytes_coefficient)
+    )
 
 
 def test_tensor_parallel_traffic_is_the_same_with_sequence_parallelism() -> None:
@@ -412,11 +417,18 @@ def test_branching_formulas_are_listed() -> None:
     """These many-device formulas choose a case; each case is a restricted expression."""
     branching = sorted(n for n in EQUATIONS.names if EQUATIONS.formula(n).is_branching)
     assert branching == [
+        "expert_gradient_shards",
+        "expert_optimizer_shards",
+        "expert_weight_shards",
+        "gradient_allreduce_traffic",
         "gradient_shards",
         "gradient_width",
+        "gradients_per_device",
         "interleave_factor",
         "layer_activations",
+        "master_weights_per_device",
         "optimizer_shards",
+        "optimizer_state_per_device",
         "replica_master_weights",
         "replica_optimizer_state",
         "replica_weights",
@@ -425,6 +437,7 @@ def test_branching_formulas_are_listed() -> None:
         "total_per_device",
         "trained_parameters",
         "weight_shards",
+        "weights_per_device",
         "zero_traffic_multiple",
     ]
 

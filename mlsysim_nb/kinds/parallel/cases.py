@@ -1,4 +1,4 @@
-"""The many-device kind's named cases: two published layouts, mixed-precision Adam.
+"""The many-device kind's named cases: published layouts and real architectures, mixed-precision Adam.
 
 Each factory takes the catalog (or ``None``: it reads no other case) and loads the model, with its
 equations, when it is called.
@@ -14,8 +14,13 @@ __all__ = ["CASES"]
 Factory = Callable[[Any], Any]
 
 
-def _mixed_precision_adam(workload: str, hardware: str, seq_len: int, **layout: Any) -> Factory:
-    """A named case: 16-bit values, an FP32 master copy and Adam, micro-batch 1, selective recomputation."""
+def _mixed_precision_adam(
+    workload: str, hardware: str, seq_len: int, recompute: str = "selective", **layout: Any
+) -> Factory:
+    """A named case: 16-bit values, an FP32 master copy and Adam, micro-batch 1 (selective recomputation).
+
+    ``workload`` is a catalog attribute (``"GPT3_175B"``) or a shipped configuration's key (``"llama-3.1-70b"``).
+    """
 
     def build(_catalog: Any) -> Any:
         from mlsysim_nb.kinds.activation.model import ActivationMemoryScenario
@@ -24,7 +29,7 @@ def _mixed_precision_adam(workload: str, hardware: str, seq_len: int, **layout: 
         from mlsysim_nb.records.hardware import Hardware
         from mlsysim_nb.records.workloads import Workloads
 
-        model = getattr(Workloads, workload)
+        model = getattr(Workloads, workload) if workload.isupper() else Workloads.configuration(workload)
         state = TrainingStateFitScenario(
             workload=model,
             hardware=Hardware[hardware],
@@ -33,7 +38,7 @@ def _mixed_precision_adam(workload: str, hardware: str, seq_len: int, **layout: 
             master_bytes_per_parameter=4,
         )
         acts = ActivationMemoryScenario(workload=model, micro_batch=1, seq_len=seq_len)
-        return ParallelTrainingScenario(state=state, activations=acts, recompute="selective", **layout)
+        return ParallelTrainingScenario(state=state, activations=acts, recompute=recompute, **layout)
 
     return build
 
@@ -53,5 +58,31 @@ CASES: dict[str, Factory] = {
         name="Llama 3.1 8B full fine-tune, ZeRO-3 on 8 H100",
         description="Mixed-precision Adam, one 8-GPU node of data parallelism with ZeRO stage 3, "
         "micro-batch 1 of 8192 tokens, selective recomputation.",
+    ),
+    "Llama3_1_70BZero3On8H100": _mixed_precision_adam(
+        "llama-3.1-70b", "H100", 8192, "full", data_parallel=8, zero_stage=3,
+        name="Llama 3.1 70B full fine-tune, ZeRO-3 on 8 H100",
+        description="Mixed-precision Adam (16 B per parameter) on one 8-GPU node, data parallelism with ZeRO "
+        "stage 3, micro-batch 1 of 8192 tokens (the sequences of Llama 3's pre-training, Llama Team 2024, "
+        "Sec. 3.4.1), full recomputation: at t = 1 one layer would keep s·b·h·33.5 B with selective "
+        "recomputation (2.25 GB, 180 GB for 80 layers), so only each layer's input is kept (10.7 GB). "
+        "The state alone, 70.55 billion parameters × 16 B / 8, is 141 GB per device: it does not fit, "
+        "whatever the activations. The output layer's FP32 logits are not counted.",
+    ),
+    "Llama3_1_70BZero3On64H100": _mixed_precision_adam(
+        "llama-3.1-70b", "H100", 8192, "full", data_parallel=64, zero_stage=3,
+        name="Llama 3.1 70B full fine-tune, ZeRO-3 on 64 H100",
+        description="As on 8 H100, on eight nodes: ZeRO stage 3 shards the 1.13 TB of state 64 ways (17.6 GB "
+        "per device), beside the 10.7 GB of layer inputs full recomputation keeps at 8192 tokens: the run "
+        "fits. The output layer's FP32 logits are not counted.",
+    ),
+    "Mixtral8x7BExpertParallel8On32H100": _mixed_precision_adam(
+        "mixtral-8x7b", "H100", 4096, data_parallel=32, zero_stage=2, expert_parallel=8,
+        name="Mixtral 8x7B full fine-tune, expert parallelism 8 on 32 H100",
+        description="Mixed-precision Adam on 32 H100, ZeRO stage 2 with expert parallelism e = 8: each device "
+        "of a group of eight holds one of the 8 experts of every layer (46.7 billion parameters in total, "
+        "45.1 billion of them in the experts; 12.9 billion active per token), the four groups sharding it. "
+        "Micro-batch 1 of 4096 tokens, a stated fine-tuning length (the activations grow with it), selective "
+        "recomputation; routing assumed balanced. The output layer's FP32 logits are not counted.",
     ),
 }  # fmt: skip

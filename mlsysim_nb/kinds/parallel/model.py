@@ -20,7 +20,9 @@ import numpy as np
 
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.kinds.activation.model import ActivationMemoryScenario
+from mlsysim_nb.kinds.parallel.experts import check_experts, expert_inputs, first_bad
 from mlsysim_nb.kinds.parallel.physics import EQUATIONS
+from mlsysim_nb.kinds.parallel.table import layer_coefficients
 from mlsysim_nb.kinds.parallel.view import ParallelView
 from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
 from mlsysim_nb.model.changes import changed_fields
@@ -38,14 +40,8 @@ _NEEDS_ACTIVATIONS = "activations (an ActivationMemoryScenario; this scenario ha
 #: what the activation scenario gives the formulas: absent, each is not applicable, naming ``activations``
 _ACTIVATION_INPUTS = (
     "sequence", "micro_batch", "precision_bytes", "per_token_bytes_coefficient", "score_bytes_coefficient",
-    "layer_activations", "activations_per_device",
+    "layer_activations", "activations_per_device", "sp_row_bytes", "tp_row_bytes", "score_row_bytes",
 )  # fmt: skip
-
-
-def _first(values: Any, bad: Any) -> Any:
-    """The first offending element of ``values`` where ``bad`` holds (both broadcast)."""
-    values, bad = np.broadcast_arrays(np.asarray(values), np.asarray(bad))
-    return values[bad].flat[0].item()
 
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)
@@ -61,9 +57,20 @@ class ParallelTrainingScenario(ParallelView, Scenario):
     weights. Activations are those of the first pipeline stage, per
     Korthikanti et al. (2022) Table 2, times ``L/p`` layers, times the ``p``
     micro-batches it holds (times ``1 + (p − 1)/(p·m)`` when interleaved);
-    the MLP is ``activations.ffn_multiple`` times the hidden width (Table 2's
-    ``34`` is ``18 + 4f`` at ``f = 4``, and only the MLP's two wide tensors
-    grow with ``f``, inside the part ``t`` splits).
+    the coefficients are read off the workload's own layer in the layer table
+    (:mod:`mlsysim_nb.kinds.parallel.table`): what tensor parallelism splits,
+    what only sequence parallelism splits, the attention scores. For a
+    reference-style workload that is Korthikanti's GPT layer with an MLP
+    ``activations.ffn_multiple`` times the hidden width (Table 2's ``34`` is
+    ``18 + 4f`` at ``f = 4``); a workload with an architecture (grouped-query
+    attention, a gated MLP of its own width, no dropout) gives its own rows.
+
+    A mixture of experts can split its routed experts over ``expert_parallel``
+    (e) data-parallel replicas, each holding E/e experts of every layer (and
+    their gradients and optimizer state); the N_d/e replicas that hold the
+    same experts shard them under ZeRO, the rest of the model follows ZeRO over
+    N_d. The state counts every expert; the arithmetic per token
+    (``training_flops_per_token``) only the active ones.
 
     The micro-batch is ``activations.micro_batch``: the sequences each
     data-parallel replica's pipeline processes at once (Korthikanti's ``b``).
@@ -117,6 +124,10 @@ class ParallelTrainingScenario(ParallelView, Scenario):
         choices=(("off", False), ("on", True)), control="toggle",
         help="split the layer norms and dropouts along the sequence too (needs t > 1)",
     )  # fmt: skip
+    expert_parallel: Any = knob(
+        1, kind="count", symbol="e", label="expert-parallel devices", high=1024, control="log",
+        help="devices that split the routed experts, E/e each; e divides the experts and N_d",
+    )  # fmt: skip
     pipeline_parallel: Any = knob(1, kind="count", symbol="p", label="pipeline stages", high=4096, control="log")
     interleave: Any = knob(1, kind="count", symbol="m", label="virtual stages per device", high=64, control="int")
     gradient_bytes_per_value: Any = knob(
@@ -139,6 +150,13 @@ class ParallelTrainingScenario(ParallelView, Scenario):
         self._check_layout(o)
         self._set_env(*self._environment())
 
+    def field_bounds(self, name: str) -> tuple[float, float | None]:
+        """A field's accepted range here: ``expert_parallel`` is at most the workload's experts (1 when dense)."""
+        low, high = super().field_bounds(name)
+        if name == "expert_parallel":
+            return low, self.workload.experts or 1
+        return low, high
+
     def _check_activations(self, o: str) -> None:
         acts = self.activations
         if acts is None:
@@ -157,6 +175,7 @@ class ParallelTrainingScenario(ParallelView, Scenario):
         """Refuse layouts the model cannot split: element-wise, so a sweep names the first bad value."""
         self._check_tensor_parallel(o)
         self._check_pipeline(o)
+        check_experts(self, o)
 
     def _check_tensor_parallel(self, o: str) -> None:
         """Tensor parallelism splits heads, key/value heads and hidden width (so the f·h MLP); SP needs t > 1, t | s.
@@ -171,7 +190,7 @@ class ParallelTrainingScenario(ParallelView, Scenario):
             (w.hidden_dim, "hidden width"),
         ]:
             if size is not None and np.any(size % t != 0):
-                bad = _first(t, size % t != 0)
+                bad = first_bad(t, size % t != 0)
                 if "state" in changed and "tensor_parallel" not in changed:  # a new model under the same layout
                     msg = f"models {w.name}, whose {size} {what} tensor_parallel = {bad} does not divide"
                     raise FieldError(o, "state", msg)
@@ -190,7 +209,7 @@ class ParallelTrainingScenario(ParallelView, Scenario):
         sequence = np.asarray(self.activations.magnitude("sequence"))
         split = sp & (sequence % t != 0)
         if np.any(split):
-            tokens, bad_t = _first(sequence, split), _first(t, split)
+            tokens, bad_t = first_bad(sequence, split), first_bad(t, split)
             rule = f"with sequence parallelism on, t must divide the {tokens} tokens"
             if "activations" in changed and not changed & {"tensor_parallel", "sequence_parallel"}:
                 raise FieldError(o, "activations", f"{rule} (t = {bad_t}): give a sequence that t divides")
@@ -205,16 +224,16 @@ class ParallelTrainingScenario(ParallelView, Scenario):
                     o, "pipeline_parallel", f"needs workload.layers to split, which {w.name} does not give"
                 )
         elif np.any(w.layers % p != 0):
-            msg = f"must divide the {w.layers} layers of {w.name}, got {_first(p, w.layers % p != 0)}"
+            msg = f"must divide the {w.layers} layers of {w.name}, got {first_bad(p, w.layers % p != 0)}"
             raise FieldError(o, "pipeline_parallel", msg)
         solo = (m > 1) & (p == 1)
         if np.any(solo):
-            msg = f"needs pipeline_parallel > 1 (interleaving splits pipeline stages), got {_first(m, solo)}"
+            msg = f"needs pipeline_parallel > 1 (interleaving splits pipeline stages), got {first_bad(m, solo)}"
             raise FieldError(o, "interleave", msg)
         if w.layers is not None:
             uneven = (w.layers // p) % m != 0
             if np.any(uneven):
-                raise FieldError(o, "interleave", f"must divide the layers per stage L/p, got {_first(m, uneven)}")
+                raise FieldError(o, "interleave", f"must divide the layers per stage L/p, got {first_bad(m, uneven)}")
 
     def _environment(self) -> tuple[dict[str, Any], dict[str, str]]:
         state_env = self.state._env  # noqa: SLF001 - composing: the state's magnitudes, converted once
@@ -225,6 +244,7 @@ class ParallelTrainingScenario(ParallelView, Scenario):
             acts_env = self.activations._env  # noqa: SLF001
             env.update(acts_env.values)
             needs.update(acts_env.needs)
+            env.update(self._table_coefficients())
         else:
             for name in _ACTIVATION_INPUTS:
                 env[name] = None
@@ -238,6 +258,7 @@ class ParallelTrainingScenario(ParallelView, Scenario):
             "keeps_scores": recompute == "none",
             "keeps_layer_tensors": recompute != "full",
             "interleaved": np.asarray(self.interleave) > 1,
+            "splits_experts": np.asarray(self.expert_parallel) > 1,
         }
         env.update({k: (v if v.ndim > 0 else bool(v)) for k, v in flags.items()})
         env.update(
@@ -247,11 +268,24 @@ class ParallelTrainingScenario(ParallelView, Scenario):
             sequence_parallel=self.sequence_parallel,
             pipeline_parallel=self.pipeline_parallel,
             interleave=self.interleave,
+            expert_parallel=self.expert_parallel,
+            **expert_inputs(self.workload),
             gradient_bytes_per_value=self._checked["gradient_bytes_per_value"],
             gradient_width_given=self.gradient_bytes_per_value is not None,
             has_activations=self.activations is not None,
+            has_experts=bool(self.workload.experts),
+            has_expert_traffic=bool(self.workload.experts) and self.activations is not None,
         )
+        if not self.workload.experts:
+            needs["experts_per_token"] = f"a mixture of experts ({self.workload.name} has a dense MLP)"
         return env, needs
+
+    def _table_coefficients(self) -> dict[str, Any]:
+        """The layer table's bytes per token and hidden unit by split, for the activation scenario's layer."""
+        acts = self.activations
+        assert acts is not None  # noqa: S101 - called only with activations
+        width, ffn = acts.magnitude("precision_bytes"), acts.magnitude("ffn_multiple")
+        return layer_coefficients(self.workload, width, ffn, acts.attention, acts.implementation)
 
     # -- the layout and the state per device -------------------------------------------
     gradient_width = derived("gradient_width")
@@ -261,6 +295,11 @@ class ParallelTrainingScenario(ParallelView, Scenario):
     replica_gradients = derived("replica_gradients")
     replica_optimizer_state = derived("replica_optimizer_state")
     replica_master_weights = derived("replica_master_weights")
+    expert_share = derived("expert_share")
+    expert_data_parallel = derived("expert_data_parallel")
+    expert_optimizer_shards = derived("expert_optimizer_shards")
+    expert_gradient_shards = derived("expert_gradient_shards")
+    expert_weight_shards = derived("expert_weight_shards")
     optimizer_shards = derived("optimizer_shards")
     gradient_shards = derived("gradient_shards")
     weight_shards = derived("weight_shards")
@@ -272,6 +311,7 @@ class ParallelTrainingScenario(ParallelView, Scenario):
     # -- activations per device
     replicated_bytes_coefficient = derived("replicated_bytes_coefficient")
     sharded_bytes_coefficient = derived("sharded_bytes_coefficient")
+    layer_score_coefficient = derived("layer_score_coefficient")
     sequence_shards = derived("sequence_shards")
     layer_activations = derived("layer_activations")
     stage_layers = derived("stage_layers")
@@ -287,6 +327,9 @@ class ParallelTrainingScenario(ParallelView, Scenario):
     zero_traffic_multiple = derived("zero_traffic_multiple")
     data_parallel_traffic = derived("data_parallel_traffic")
     tensor_parallel_traffic_per_layer = derived("tensor_parallel_traffic_per_layer")
+    routed_tokens_per_device = derived("routed_tokens_per_device")
+    expert_all_to_all_traffic_per_layer = derived("expert_all_to_all_traffic_per_layer")
+    training_flops_per_token = derived("training_flops_per_token")
 
     @property
     def hardware(self) -> HardwareNode | None:

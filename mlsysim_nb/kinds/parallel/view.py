@@ -45,6 +45,18 @@ _SECTIONS = (
         "optimizer_shards",
     ),
     _S(
+        "Experts: split over the e devices of an expert-parallel group",
+        (
+            ("expert_share", "expert_share"),
+            ("expert_data_parallel", "expert_data_parallel"),
+            ("expert_optimizer_shards", "expert_optimizer_shards"),
+            ("expert_gradient_shards", "expert_gradient_shards"),
+            ("expert_weight_shards", "expert_weight_shards"),
+        ),
+        "expert_share",
+        when="has_experts",
+    ),
+    _S(
         "State per device",
         (
             ("weights_per_device", "weights_per_device"),
@@ -56,10 +68,11 @@ _SECTIONS = (
         "state_per_device",
     ),
     _S(
-        "Activations per layer (Korthikanti Table 2)",
+        "Activations per layer (Korthikanti Table 2, from the layer table)",
         (
             ("replicated_bytes_coefficient", "replicated_bytes_coefficient"),
             ("sharded_bytes_coefficient", "sharded_bytes_coefficient"),
+            ("layer_score_coefficient", "layer_score_coefficient"),
             ("sequence_shards", "sequence_shards"),
             ("layer_activations", "layer_activations"),
         ),
@@ -103,21 +116,36 @@ _SECTIONS = (
         (("tensor_parallel_traffic_per_layer", "tensor_parallel_traffic_per_layer"),),
         "tensor_parallel_traffic_per_layer",
     ),
+    _S(
+        "Expert all-to-all and the work per token",
+        (
+            ("routed_tokens_per_device", "routed_tokens_per_device"),
+            ("expert_all_to_all_traffic_per_layer", "expert_all_to_all_traffic_per_layer"),
+            ("training_flops_per_token", "training_flops_per_token"),
+        ),
+        "expert_all_to_all_traffic_per_layer",
+        when="has_expert_traffic",
+    ),
 )
 _NOTES = (
     (
         "Equation",
         (
             "Weights, gradients, optimizer state and master copy are split by t·p, then sharded across the N_d "
-            "replicas by the ZeRO stage (Rajbhandari et al. 2020). Activations are the first pipeline stage's: "
-            "Korthikanti et al. (2022) Table 2 per layer, times L/p layers, times the p micro-batches in flight "
-            "(times 1 + (p − 1)/(p·m) when interleaved)."
+            "replicas by the ZeRO stage (Rajbhandari et al. 2020); a mixture of experts' routed experts are split "
+            "over the e devices of an expert-parallel group, the N_d/e replicas holding the same experts sharding "
+            "them (Rajbhandari et al. 2022, DeepSpeed-MoE). Activations are the first pipeline stage's: "
+            "Korthikanti et al. (2022) Table 2 per layer, its coefficients read off the workload's own layer in "
+            "the layer table, times L/p layers, times the p micro-batches in flight (times 1 + (p − 1)/(p·m) "
+            "when interleaved). The state counts every expert (total parameters); the work per token counts the "
+            "k experts a token uses (active parameters)."
         ),
     ),
     (
         "Assumptions",
         (
             "Parameters split evenly over t·p, embeddings and norms included; at least p micro-batches per step; "
+            "under expert parallelism routing is balanced (each device's experts see s·b·k token copies); "
             "the micro-batch is the activation scenario's; in an adapter run only the adapters carry gradients, "
             "optimizer state and master copy, and ZeRO stage 3 also shards the frozen base. Gradients are kept "
             "at the weights' width unless gradient_bytes_per_value says otherwise: 16 bytes per parameter for "
@@ -184,6 +212,11 @@ class ParallelLike(ScenarioLike, Protocol):
     @property
     def sequence_parallel(self) -> Any:
         """The ``sequence_parallel`` field."""
+        ...
+
+    @property
+    def expert_parallel(self) -> Any:
+        """The ``expert_parallel`` field."""
         ...
 
     @property
@@ -300,7 +333,8 @@ class ParallelView:
             rows.append(("activations.sequence", "sequence length", str(a.magnitude("sequence"))))
             width = a.magnitude("precision_bytes")
             rows.append(("activations.precision_bytes", "activation width b_act", f"{width:g} B"))
-            rows.append(("activations.ffn_multiple", "feed-forward multiple f", str(a.ffn_multiple)))
+            if self.workload.reference_style:  # a workload with an architecture gives its own MLP width (ffn_dim)
+                rows.append(("activations.ffn_multiple", "feed-forward multiple f", str(a.ffn_multiple)))
         if self.hardware is not None:
             rows.append(
                 (
@@ -318,15 +352,17 @@ class ParallelView:
         device = c.catalog_control(
             self.state, "hardware", bind=lambda s, node: {"state": s.state.variant(hardware=node)}
         )
-        fields = ("data_parallel", "zero_stage", "tensor_parallel", "sequence_parallel", "pipeline_parallel",
-                  "interleave", "recompute")  # fmt: skip
+        experts = ("expert_parallel",) if self.workload.experts else ()  # only a mixture of experts splits them
+        fields = ("data_parallel", "zero_stage", "tensor_parallel", "sequence_parallel", *experts,
+                  "pipeline_parallel", "interleave", "recompute")  # fmt: skip
         return [device, *(c.field_control(self, name) for name in fields)]
 
     def layout(self: ParallelLike) -> str:
         """The layout in the course's notation: ``N_d=1 (ZeRO 0) × t=8 + SP × p=8, selective recomputation``."""
         sp = " + SP" if np.any(self.sequence_parallel) and np.any(np.asarray(self.tensor_parallel) > 1) else ""
         interleave = f" (m={self.interleave})" if np.any(np.asarray(self.interleave) > 1) else ""
+        experts = f", e={self.expert_parallel}" if np.any(np.asarray(self.expert_parallel) > 1) else ""
         return (
-            f"N_d={self.data_parallel} (ZeRO {self.zero_stage}) × t={self.tensor_parallel}{sp} × "
+            f"N_d={self.data_parallel}{experts} (ZeRO {self.zero_stage}) × t={self.tensor_parallel}{sp} × "
             f"p={self.pipeline_parallel}{interleave}, {self.recompute} recomputation"
         )
