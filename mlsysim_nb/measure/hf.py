@@ -34,13 +34,16 @@ CLASSES = {
 }
 #: The small configuration measured: h, a, kv heads, MLP width, vocabulary, experts (s and d = h/a must differ).
 SIZES = {"hidden": 64, "heads": 4, "kv_heads": 2, "ffn": 96, "vocab": 100, "experts": 4, "experts_per_token": 2}
-_DTYPES = {"bfloat16": 2, "float32": 4}
-_ATTENTION = {"eager": "eager", "sdpa": "fused"}
+#: Bytes per element of each measured dtype.
+DTYPE_BYTES = {"bfloat16": 2, "float32": 4}
+#: The layer table's attention kind for each of transformers' attention implementations.
+ATTENTION_KINDS = {"eager": "eager", "sdpa": "fused"}
 _DROPOUT = 0.1
 _MODELS = {"llama": "LlamaForCausalLM", "gpt2": "GPT2LMHeadModel"}
 
 
-def _config(model_type: str, *, dropout: bool, layers: int, seq_len: int) -> Any:
+def small_config(model_type: str, *, dropout: bool, layers: int, seq_len: int) -> Any:
+    """The small random configuration of ``model_type`` that the lab measures (and the recording stores)."""
     import transformers
 
     p = _DROPOUT if dropout else 0.0
@@ -59,8 +62,8 @@ def _config(model_type: str, *, dropout: bool, layers: int, seq_len: int) -> Any
 
 
 def _check(model_type: str, dtype: str, attention: str, *, dropout: bool, seq_len: int, micro_batch: int) -> None:
-    for field, value, valid in (("model_type", model_type, tuple(CLASSES)), ("dtype", dtype, tuple(_DTYPES)),
-                                ("attention", attention, tuple(_ATTENTION))):  # fmt: skip
+    for field, value, valid in (("model_type", model_type, tuple(CLASSES)), ("dtype", dtype, tuple(DTYPE_BYTES)),
+                                ("attention", attention, tuple(ATTENTION_KINDS))):  # fmt: skip
         if not isinstance(value, str) or value not in valid:
             raise FieldError(_OWNER, field, f"must be one of {', '.join(map(repr, valid))}, got {value!r}")
     if not isinstance(dropout, bool):
@@ -123,8 +126,9 @@ def _attribute(saved: list[Any], constants: set[int], dims: Dims, keys: frozense
     return measured, total
 
 
-def _result(label: str, workload: Workload, run_info: dict[str, Any], *, predicted: tuple[Line, ...],
+def measurement_result(label: str, workload: Workload, run_info: dict[str, Any], *, predicted: tuple[Line, ...],
             paper: tuple[Line, ...], measured: dict[str, int], total: int) -> HFMeasurement:  # fmt: skip
+    """Measured bytes set against the table's predicted rows and the paper's, as one measurement."""
     by_key: dict[str, tuple[Any, float]] = {}
     for line in predicted:
         row, bytes_ = by_key.get(line.row.key, (line.row, 0.0))
@@ -165,7 +169,7 @@ def measure_hf_layer(
     import torch
 
     torch.manual_seed(random_state)
-    cfg = _config(model_type, dropout=dropout, layers=1, seq_len=seq_len)
+    cfg = small_config(model_type, dropout=dropout, layers=1, seq_len=seq_len)
     cfg._attn_implementation = attention  # noqa: SLF001 - transformers' documented switch
     modeling = importlib.import_module(f"transformers.models.{model_type}.modeling_{model_type}")
     kind = getattr(torch, dtype)
@@ -187,14 +191,14 @@ def measure_hf_layer(
 
     saved, constants = _record(layer, run)
     workload, arch = _arch(cfg)
-    dims, width = arch.dims(seq_len, micro_batch), _DTYPES[dtype]
-    rows = layer_rows(arch, "transformers", _ATTENTION[attention], "cpu")
+    dims, width = arch.dims(seq_len, micro_batch), DTYPE_BYTES[dtype]
+    rows = layer_rows(arch, "transformers", ATTENTION_KINDS[attention], "cpu")
     predicted = lines(rows, dims, dtype_bytes=width, device="cpu")
-    paper = lines(layer_rows(arch, "megatron", _ATTENTION[attention]), dims, dtype_bytes=width)
+    paper = lines(layer_rows(arch, "megatron", ATTENTION_KINDS[attention]), dims, dtype_bytes=width)
     measured, total = _attribute(saved, constants, dims, frozenset(r.key for r in rows))
     info = {"dtype": dtype, "attention": attention, "dropout": dropout, "seq_len": seq_len,
             "micro_batch": micro_batch, "layers": 1}  # fmt: skip
-    return _result(CLASSES[model_type], workload, info, predicted=predicted, paper=paper, measured=measured,
+    return measurement_result(CLASSES[model_type], workload, info, predicted=predicted, paper=paper, measured=measured,
                    total=total)  # fmt: skip
 
 
@@ -216,22 +220,22 @@ def measure_hf_causal_lm(
     import transformers
 
     torch.manual_seed(random_state)
-    cfg = _config(model_type, dropout=dropout, layers=layers, seq_len=seq_len)
+    cfg = small_config(model_type, dropout=dropout, layers=layers, seq_len=seq_len)
     cfg._attn_implementation = attention  # noqa: SLF001 - transformers' documented switch
     model = getattr(transformers, _MODELS[model_type])(cfg).to(getattr(torch, dtype)).train()
     ids = torch.randint(0, cfg.vocab_size, (micro_batch, seq_len))
     # use_cache=False, as training does: a cache would copy K and V (see the transformers accounting's docstring)
     saved, constants = _record(model, lambda: model(input_ids=ids, labels=ids, use_cache=False).loss)
     workload, arch = _arch(cfg)
-    dims, width = arch.dims(seq_len, micro_batch), _DTYPES[dtype]
-    per_layer = layer_rows(arch, "transformers", _ATTENTION[attention], "cpu")
+    dims, width = arch.dims(seq_len, micro_batch), DTYPE_BYTES[dtype]
+    per_layer = layer_rows(arch, "transformers", ATTENTION_KINDS[attention], "cpu")
     rows = tuple(r for r in per_layer if r.per_model) + tuple(r for r in per_layer if not r.per_model) * layers
     rows += output_rows(arch, "transformers")
     predicted = lines(rows, dims, dtype_bytes=width, device="cpu")
-    paper_rows = layer_rows(arch, "megatron", _ATTENTION[attention]) * layers + output_rows(arch, "megatron")
+    paper_rows = layer_rows(arch, "megatron", ATTENTION_KINDS[attention]) * layers + output_rows(arch, "megatron")
     paper = lines(paper_rows, dims, dtype_bytes=width)
     measured, total = _attribute(saved, constants, dims, frozenset(r.key for r in rows))
     info = {"dtype": dtype, "attention": attention, "dropout": dropout, "seq_len": seq_len,
             "micro_batch": micro_batch, "layers": layers}  # fmt: skip
-    return _result(_MODELS[model_type], workload, info, predicted=predicted, paper=paper, measured=measured,
+    return measurement_result(_MODELS[model_type], workload, info, predicted=predicted, paper=paper, measured=measured,
                    total=total)  # fmt: skip

@@ -31,7 +31,7 @@ from typing import Any
 
 from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
 from mlsysim_nb.layers import layer_rows, lines
-from mlsysim_nb.measure.hf import _ATTENTION, _DTYPES, CLASSES, _result
+from mlsysim_nb.measure.hf import ATTENTION_KINDS, CLASSES, DTYPE_BYTES, measurement_result
 from mlsysim_nb.measure.hf_results import HFMeasurement
 from mlsysim_nb.measure.items import item, predicted_items
 from mlsysim_nb.measure.layer import layer_scenario
@@ -209,14 +209,14 @@ def recorded_hf_layer(
     entry = data["hf_layers"][key]
     workload = Workload.from_hf_config(entry["config"], name=f"small random {model_type}")
     arch = workload.architecture()
-    dims, width = arch.dims(entry["seq_len"], entry["micro_batch"]), _DTYPES[dtype]
-    rows = layer_rows(arch, "transformers", _ATTENTION[attention], "cpu")
+    dims, width = arch.dims(entry["seq_len"], entry["micro_batch"]), DTYPE_BYTES[dtype]
+    rows = layer_rows(arch, "transformers", ATTENTION_KINDS[attention], "cpu")
     predicted = lines(rows, dims, dtype_bytes=width, device="cpu")
-    paper = lines(layer_rows(arch, "megatron", _ATTENTION[attention]), dims, dtype_bytes=width)
+    paper = lines(layer_rows(arch, "megatron", ATTENTION_KINDS[attention]), dims, dtype_bytes=width)
     info = {"dtype": dtype, "attention": attention, "dropout": dropout, "seq_len": entry["seq_len"],
             "micro_batch": entry["micro_batch"], "layers": 1}  # fmt: skip
     measured = dict(entry["rows"]) | {"(unattributed)": entry["unattributed"]}
-    live = _result(CLASSES[model_type], workload, info, predicted=predicted, paper=paper, measured=measured,
+    live = measurement_result(CLASSES[model_type], workload, info, predicted=predicted, paper=paper, measured=measured,
                    total=entry["measured"])  # fmt: skip
     fields = {f: getattr(live, f) for f in live.__dataclass_fields__}
     return RecordedHFMeasurement(**fields, recorded=HF_RECORDED_LABEL)
@@ -273,10 +273,10 @@ def _layer_entry(m: LayerMeasurement) -> dict[str, Any]:
 
 
 def _hf_entry(model_type: str, dtype: str, attention: str, dropout: bool) -> dict[str, Any]:
-    from mlsysim_nb.measure.hf import SIZES, _config, measure_hf_layer
+    from mlsysim_nb.measure.hf import SIZES, measure_hf_layer, small_config
 
     m = measure_hf_layer(model_type, dtype=dtype, attention=attention, dropout=dropout)
-    config = _config(model_type, dropout=dropout, layers=1, seq_len=m.seq_len).to_dict()
+    config = small_config(model_type, dropout=dropout, layers=1, seq_len=m.seq_len).to_dict()
     return {
         "config": json.loads(json.dumps(config, default=str)),
         "seq_len": m.seq_len,

@@ -145,7 +145,7 @@ def test_a_frozen_mlp_drops_ten_sbh_as_notebook_4_says(torch: Any) -> None:
 
 
 @pytest.mark.measure
-def test_a_plain_llama_style_layer_keeps_what_notebook_4_says(torch: Any) -> None:
+def test_a_plain_llama_style_layer_keeps_the_tally_and_its_fp32_norms(torch: Any) -> None:
     """Grouped-query attention, a 3.5h gated MLP and F.rms_norm in bf16: 7 + 30 sbh as tallied, 53 sbh in all."""
     from torch import nn
     from torch.nn import functional
@@ -179,8 +179,6 @@ def test_a_plain_llama_style_layer_keeps_what_notebook_4_says(torch: Any) -> Non
     fp32_norms = 2 * (4 + 4)  # each norm keeps its FP32 input and FP32 normalised tensor
     tally = 2 + 2 + 2 * 2 * kv / a + 2 + 2 + 4 * 2 * f / h  # attention 7, MLP 30
     assert abs(per_sbh - fp32_norms - tally) < 0.1  # the rest is statistics and the log-sum-exp
-    cells = json.loads((ROOT / "notebooks" / "04_adapters.ipynb").read_text())["cells"]
-    assert any("and $53\\,sbh$ in all" in "".join(c["source"]) for c in cells)
 
 
 def test_the_recorded_hf_layers_are_labelled_and_agree_with_the_table() -> None:
