@@ -11,6 +11,7 @@ bytes; a quantity of the wrong dimension is refused.
 from __future__ import annotations
 
 import decimal
+import functools
 import math
 import numbers
 import sys
@@ -144,6 +145,7 @@ def _got(value: Any) -> str:
     return repr(value) if isinstance(value, float) else show_number(value)
 
 
+@functools.lru_cache(maxsize=1024)
 def _count_bound(minimum: int, maximum: int | None) -> str:
     return f"from {show_number(minimum)} to {show_number(maximum)}" if maximum is not None else "a finite whole number"
 
@@ -379,11 +381,19 @@ def check_quantity(
         got = dimensionality(value.units)
         msg = f"must be in units of {want} (like {base}), got a quantity in {value.units:~P}, which is {got}"
         raise FieldUnitError(owner, field, msg) from None
-    number = check_number(owner, field, value.magnitude, positive=positive, bound=bound, unit_text=f" {value.units:~P}")
-    magnitude = _in_base(owner, field, number, scale, (short, f" {value.units:~P}"), (minimum, maximum, rule))
+    given = _unit_text(value.units)
+    number = check_number(owner, field, value.magnitude, positive=positive, bound=bound, unit_text=given)
+    magnitude = _in_base(owner, field, number, scale, (short, given), (minimum, maximum, rule))
     return (value if number is value.magnitude else Q_(number, value.units)), magnitude
 
 
+@functools.lru_cache(maxsize=256)
+def _unit_text(units: Any) -> str:
+    """`` GiB``: a unit as messages write it (cached: formatting a pint unit costs tens of microseconds)."""
+    return f" {units:~P}"
+
+
+@functools.lru_cache(maxsize=1024)
 def _quantity_bound(positive: bool, minimum: float | None, maximum: float | None, short: str) -> str:
     if minimum is not None and maximum is not None:
         return f"from {show_number(minimum)}{short} to {show_number(maximum)}{short}"
