@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.nbgrader_sandbox import jupyter_home, require_nbgrader
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -70,30 +71,11 @@ def _names(tree: ast.AST) -> tuple[set[str], set[str]]:
 @pytest.fixture(scope="module")
 def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A generated course: its own HOME, Jupyter folders and gradebook; the venv's bin on PATH (alembic)."""
-    try:
-        import nbgrader  # noqa: F401
-    except ImportError:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("nbgrader is not installed (pip install -e '.[course]'), and CI must run this test")
-        pytest.skip("nbgrader is not installed (pip install -e '.[course]')")
-    home = tmp_path_factory.mktemp("nbgrader-home")
-    saved = dict(os.environ)
-    os.environ.update(
-        {
-            "HOME": str(home),
-            "JUPYTER_CONFIG_DIR": str(home / "config"),
-            "JUPYTER_DATA_DIR": str(home / "data"),
-            "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        }
-    )
-    root = home / "course"
-    try:
+    require_nbgrader()
+    with jupyter_home(tmp_path_factory.mktemp("nbgrader-home")) as home:
+        root = home / "course"
         generate(root, SOURCES)
         yield root
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 def _release(course: Path, source: Path) -> Path:

@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from tests.nbgrader_sandbox import jupyter_home, require_nbgrader
+
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 BEGIN, END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
@@ -230,37 +232,17 @@ def _grader(root: Path) -> Any:
 @pytest.fixture(scope="module")
 def course(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """A temporary nbgrader course holding notebook 02, with its own HOME, Jupyter folders and gradebook."""
-    try:
-        import nbgrader  # noqa: F401
-    except ImportError:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("nbgrader is not installed (pip install -e '.[test]'), and CI must run this test")
-        pytest.skip("nbgrader is not installed")
-    home = tmp_path_factory.mktemp("fairness-home")
-    saved = dict(os.environ)
-    os.environ.update(
-        {
-            "HOME": str(home),
-            "JUPYTER_CONFIG_DIR": str(home / "config"),
-            "JUPYTER_DATA_DIR": str(home / "data"),
-            "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",  # alembic
-            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-        }
-    )
-    root = home / "course"
-    (source,) = [p for p in NOTEBOOKS if p.name.startswith("02_")]
-    folder = root / "source" / source.stem
-    folder.mkdir(parents=True)
-    (folder / source.name).write_bytes(source.read_bytes())
-    try:
+    require_nbgrader()
+    with jupyter_home(tmp_path_factory.mktemp("fairness-home"), package_on_path=True) as home:
+        root = home / "course"
+        (source,) = [p for p in NOTEBOOKS if p.name.startswith("02_")]
+        folder = root / "source" / source.stem
+        folder.mkdir(parents=True)
+        (folder / source.name).write_bytes(source.read_bytes())
         grader = _grader(root)
         result = grader.generate_assignment(source.stem, force=True)
         assert result["success"], result.get("log", "") + str(result.get("error", ""))
         yield root, grader, source
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 def _score(course: Any, student: str, notebook: dict[str, Any]) -> float:
