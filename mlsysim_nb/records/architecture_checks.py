@@ -8,7 +8,23 @@ from mlsysim_nb.errors import FieldError
 from mlsysim_nb.layers.architecture import ACTIVATIONS, BIASES, MLPS, NORMS, POSITIONS
 from mlsysim_nb.model.fields import check_count
 
-__all__ = ["ARCHITECTURE_DEFAULTS", "CHOICES", "MODEL_TYPES", "check_architecture"]
+__all__ = [
+    "ARCHITECTURE_DEFAULTS",
+    "ARCHITECTURE_LIMITS",
+    "CHOICES",
+    "MODEL_TYPES",
+    "SHAPE_LIMITS",
+    "check_architecture",
+]
+
+#: The largest value each field of a transformer's shape accepts.
+SHAPE_LIMITS = {
+    "layers": 10**5,
+    "hidden_dim": 2**20,
+    "heads": 2**16,
+    "kv_heads": 2**16,
+    "context_length": 2**24,
+}
 
 #: The Hugging Face model types ``Workload.from_hf_config`` reads and the transformers accounting follows.
 MODEL_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral")
@@ -41,7 +57,8 @@ ARCHITECTURE_DEFAULTS: dict[str, Any] = {
     "model_type": None,
 }
 
-_LIMITS = {"head_dim": 2**16, "ffn_dim": 2**24, "vocab_size": 2**24, "experts": 2**16}
+#: The largest value each architecture field accepts.
+ARCHITECTURE_LIMITS = {"head_dim": 2**16, "ffn_dim": 2**24, "vocab_size": 2**24, "experts": 2**16}
 
 
 def _probability(owner: str, name: str, value: Any) -> float:
@@ -59,7 +76,7 @@ def _choice(owner: str, name: str, value: Any, allowed: tuple[str, ...]) -> str:
 def check_architecture(owner: str, values: dict[str, Any]) -> dict[str, Any]:
     """The architecture fields checked and normalised (counts as ints, probabilities as floats)."""
     out = dict(values)
-    for name, limit in _LIMITS.items():
+    for name, limit in ARCHITECTURE_LIMITS.items():
         out[name] = check_count(owner, name, values[name], optional=True, maximum=limit)
     for name, allowed in CHOICES.items():
         out[name] = _choice(owner, name, values[name], allowed)

@@ -14,14 +14,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-from mlsysim_nb.errors import FieldError
+from mlsysim_nb.errors import FieldError, show_number
 from mlsysim_nb.layers.architecture import Architecture
 from mlsysim_nb.layers.weights import parameter_count
-from mlsysim_nb.records.architecture_checks import MODEL_TYPES
+from mlsysim_nb.records.architecture_checks import ARCHITECTURE_LIMITS, MODEL_TYPES, SHAPE_LIMITS
 
 __all__ = ["read_hf_config"]
 
 _OWNER = "Workload.from_hf_config"
+#: The largest shape a workload accepts (its own checks), read here before the parameters are counted.
+_BOUNDS = {**SHAPE_LIMITS, **{k: v for k, v in ARCHITECTURE_LIMITS.items() if k in ("ffn_dim", "vocab_size")}}
 
 #: Options refused when set to anything but the value given: each changes the layers beyond the table.
 _REFUSED: dict[str, dict[str, Any]] = {
@@ -134,6 +136,8 @@ def _architecture(f: dict[str, Any]) -> Architecture:
         value = f.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise FieldError(_OWNER, key, f"must be a whole number of at least 1, got {value!r}")
+        if value is not None and value > _BOUNDS[key]:  # the workload's own bounds, before counting parameters
+            raise FieldError(_OWNER, key, f"must be at most {_BOUNDS[key]:,}, got {show_number(value)}")
     return Architecture(
         hidden=f["hidden_dim"], heads=f["heads"], kv_heads=f.get("kv_heads"), head_dim=f.get("head_dim"),
         ffn=f["ffn_dim"], mlp=f.get("mlp", "plain"), activation=f["activation"], norm=f.get("norm", "layernorm"),

@@ -11,7 +11,7 @@ import numpy as np
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.layers.architecture import Architecture
 from mlsysim_nb.model.fields import check_count
-from mlsysim_nb.records.architecture_checks import ARCHITECTURE_DEFAULTS, check_architecture
+from mlsysim_nb.records.architecture_checks import ARCHITECTURE_DEFAULTS, SHAPE_LIMITS, check_architecture
 from mlsysim_nb.records.models import configuration_keys, read_configuration
 from mlsysim_nb.render.display import RichRepr
 from mlsysim_nb.units import Q_, ureg
@@ -21,13 +21,7 @@ __all__ = ["ARCHITECTURE_LABELS", "SHAPE_FIELDS", "Workload", "Workloads", "chec
 #: A quadrillion parameters: three orders of magnitude beyond the largest models trained.
 MAX_PARAMETERS = 10**15
 #: Upper bounds of a transformer's shape, far beyond any published model.
-_SHAPE_LIMITS = {
-    "layers": 10**5,
-    "hidden_dim": 2**20,
-    "heads": 2**16,
-    "kv_heads": 2**16,
-    "context_length": 2**24,
-}
+_SHAPE_LIMITS = SHAPE_LIMITS
 #: The transformer's shape, in the order tables and reprs show it.
 SHAPE_FIELDS = tuple(_SHAPE_LIMITS)
 #: What each architecture field means, for a derivation's inputs table.

@@ -141,3 +141,24 @@ def test_from_hf_config_refuses_what_is_not_a_config(tmp_path: Path) -> None:
         Workload.from_hf_config([1, 2])
     with pytest.raises(FieldError, match="key: must be one of"):
         Workloads.configuration("llama-9")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "field", "rule"),
+    [
+        ("hidden_size", 10**400, "hidden_dim", "must be at most 1,048,576, got 1e+400"),
+        ("vocab_size", 2**30, "vocab_size", "must be at most 16,777,216, got 1,073,741,824"),
+        ("num_hidden_layers", 10**6, "layers", "must be at most 100,000, got 1,000,000"),
+    ],
+)
+def test_a_config_beyond_the_workloads_bounds_is_refused_before_counting(key, value, field, rule) -> None:
+    """A shape a workload would refuse is refused by name while reading, not as an absurd parameter count."""
+    data = json.loads(_config_file("llama-3.1-8b").read_text(encoding="utf-8"))["config"]
+    with pytest.raises(FieldError) as caught:
+        Workload.from_hf_config({**data, key: value})
+    assert f"Workload.from_hf_config.{field}: {rule}" == str(caught.value)
+
+
+def _config_file(key: str) -> Path:
+    """The shipped configuration file of ``key``."""
+    return Path(__file__).resolve().parents[2] / "mlsysim_nb" / "records" / "data" / "models" / f"{key}.json"
