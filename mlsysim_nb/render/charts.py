@@ -11,6 +11,7 @@ import base64
 import dataclasses
 import html
 import io
+import textwrap
 from typing import TYPE_CHECKING, Any
 
 from mlsysim_nb.model.presentation import MemoryChart
@@ -23,6 +24,9 @@ __all__ = ["alt_text", "memory_bar", "memory_breakdown", "part_color", "png_img"
 
 #: The colour of a part no kind declares.
 UNDECLARED_COLOR = "#999999"
+
+#: characters of the chart's title per line: the 6.4-inch figure's axes hold about 70 at 10 points
+_TITLE_WIDTH = 68
 
 
 def part_color(part: str, chart: MemoryChart | None = None) -> str:
@@ -83,11 +87,13 @@ def memory_bar(breakdown: MemoryChart, ax: Any = None, *, title: str = "") -> An
     out; every label is plain text (a ``$`` in a device's name is a dollar sign).
     """
     breakdown = shown_parts(breakdown)
+    title = "\n".join(textwrap.wrap(_plain(title or breakdown.caption), _TITLE_WIDTH))  # a long verdict wraps
+    lines = title.count("\n") + 1 if title else 0
     if ax is None:
         from matplotlib.figure import Figure
 
         bars = breakdown.bars
-        top = 0.3 + (0.3 if title or breakdown.caption else 0.0)  # room for the caption over the capacity label
+        top = 0.3 + 0.3 * min(lines, 1) + 0.17 * max(lines - 1, 0)  # room for the caption over the capacity label
         height = 1.3 + 0.5 * len(bars) + top - 0.3
         fig = Figure(figsize=(6.4, height), dpi=72, facecolor="white")
         # fixed margins in inches (constrained layout would triple the render time)
@@ -139,9 +145,8 @@ def memory_bar(breakdown: MemoryChart, ax: Any = None, *, title: str = "") -> An
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     fig.legend(loc="lower center", fontsize=8, frameon=False, ncols=min(4, len(seen)), bbox_to_anchor=(0.5, 0.0))
-    title = title or breakdown.caption
     if title:
-        ax.set_title(_plain(title), fontsize=10, color="#1a1a1a", loc="left", pad=16 if capacity else 6)
+        ax.set_title(title, fontsize=10, color="#1a1a1a", loc="left", pad=16 if capacity else 6)
     return fig
 
 
