@@ -97,6 +97,9 @@ def _llama(model_type: str, c: dict[str, Any]) -> dict[str, Any]:
     }  # fmt: skip
     if fields["head_dim"] is not None and fields["head_dim"] * heads == fields["hidden_dim"]:
         fields["head_dim"] = None  # h/a, the default: config.to_dict() writes it out, config.json may not
+    if model_type in ("mistral", "mixtral"):  # MistralConfig's default window is 4096, MixtralConfig's None
+        fields["sliding_window"] = c.get("sliding_window", 4096 if model_type == "mistral" else None)
+    # qwen2's sliding_window counts only with use_sliding_window, which is refused above: every layer sees all
     if model_type == "mixtral":
         fields |= {"experts": c.get("num_local_experts", 8), "experts_per_token": c.get("num_experts_per_tok", 2)}
     return fields
