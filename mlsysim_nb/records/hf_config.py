@@ -35,6 +35,8 @@ _REFUSED: dict[str, dict[str, Any]] = {
 }
 _ACTIVATIONS = {"gpt2": ("gelu_new", "gelu"), "llama": ("silu",)}
 _ANYWHERE = ("quantization_config",)
+#: Families whose attention caches a compressed latent (DeepSeek-V2's multi-head latent attention)
+_LATENT_ATTENTION = ("deepseek_v2", "deepseek_v3")
 
 
 def _load(config: Any) -> dict[str, Any]:
@@ -117,6 +119,13 @@ def read_hf_config(config: Any, *, name: str | None = None, source: str = "") ->
     """The keyword arguments of a :class:`~mlsysim_nb.records.workloads.Workload` read from ``config``."""
     c = _load(config)
     model_type = c.get("model_type")
+    if model_type in _LATENT_ATTENTION or c.get("kv_lora_rank") is not None:
+        msg = (
+            f"is not supported: multi-head latent attention (DeepSeek-V2/V3's kv_lora_rank, model_type "
+            f"{model_type!r}) caches one compressed latent per token, not keys and values per head, and is not "
+            "modelled"
+        )
+        raise FieldError(_OWNER, "kv_lora_rank", msg)
     if model_type not in MODEL_TYPES:
         raise FieldError(
             _OWNER, "model_type", f"must be one of {', '.join(map(repr, MODEL_TYPES))}, got {model_type!r}"

@@ -181,3 +181,11 @@ def test_a_bad_sliding_window_is_refused_by_name(window: object) -> None:
     """sliding_window is a whole number of tokens from 1 to the longest context a workload accepts."""
     with pytest.raises(FieldError, match="sliding_window"):
         Workload(name="w", parameters=10, sliding_window=window)
+
+
+@pytest.mark.parametrize("model_type", ["deepseek_v2", "deepseek_v3", "llama"])
+def test_latent_attention_is_refused_as_not_modelled(model_type: str) -> None:
+    """A config with DeepSeek-V2/V3's kv_lora_rank is refused, naming multi-head latent attention."""
+    config = {**_LLAMA, "model_type": model_type, "kv_lora_rank": 512, "q_lora_rank": 1536}
+    with pytest.raises(FieldError, match=r"kv_lora_rank.*multi-head latent attention.*not modelled"):
+        Workload.from_hf_config(config)
