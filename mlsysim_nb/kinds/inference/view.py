@@ -157,7 +157,7 @@ class InferenceView:
     def default_title(self: InferenceLike) -> str:
         """``"Llama 3.1 8B served in 16-bit on 1 × NVIDIA H100"``."""
         return (
-            f"{self.workload.name} served in {_width(self.magnitude("weight_bytes_per_parameter"))} on {self.tensor_parallel} × "
+            f"{self.workload.name} served in {_width(self.magnitude('weight_bytes_per_parameter'))} on {self.tensor_parallel} × "
             f"{self.hardware.name}"
         )
 
@@ -177,7 +177,7 @@ class InferenceView:
         used = format_bytes(self.magnitude("total"))
         cap = format_bytes(self.magnitude("capacity"), binary=True)
         t = self.tensor_parallel
-        head = f"{self.workload.name}, {_width(self.magnitude("weight_bytes_per_parameter"))} weights, on {t} × {self.hardware.name}"
+        head = f"{self.workload.name}, {_width(self.magnitude('weight_bytes_per_parameter'))} weights, on {t} × {self.hardware.name}"
         line = f"{head}: {used} of {cap} per device"
         most = int(self.magnitude("max_batch_size"))
         b = int(self.batch_size)
