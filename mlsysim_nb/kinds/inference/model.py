@@ -149,7 +149,7 @@ class InferenceMemoryScenario(InferenceView, Scenario):
         for name, lowest in _LOWEST.items():
             if np.any(np.asarray(env[name]) < lowest):
                 got = _first(env[name], np.asarray(env[name]) < lowest)
-                msg = f"must be at least {lowest:g} B ({lowest * 8:g} bits) and at most 4 B, got {got:g} B"
+                msg = f"must be at least {lowest:g} B (a {lowest * 8:g}-bit width) and at most 4 B, got {got:g} B"
                 raise FieldError(o, name, msg)
         self._check_context(o, w, env)
         self._check_tensor_parallel(o, w, env)
