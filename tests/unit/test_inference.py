@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from mlsysim_nb import Hardware, InferenceMemoryScenario, Q_, Scenarios, Workloads, compare, explore, sweep
+from mlsysim_nb import Q_, Hardware, InferenceMemoryScenario, Scenarios, Workloads, compare, explore, sweep
 from mlsysim_nb.errors import FieldError, NotApplicableError
 from mlsysim_nb.kinds.inference.cases import opt_13b
 from mlsysim_nb.records.workloads import Workload
@@ -52,8 +52,10 @@ def test_opt_13b_is_the_published_shape() -> None:
 
 
 def test_grouped_query_attention_shrinks_the_cache_by_heads_over_kv_heads() -> None:
-    """Ainslie et al. (2023), GQA: "an interpolation between multi-head and multi-query attention with single key
-    and value heads per subgroup of query heads"; Llama 2 70B's 64 query heads share 8 key/value heads
+    """Ainslie et al. (2023), GQA: Llama 2 70B's 8 key/value heads of 64 make a cache 8 times smaller than MHA's.
+
+    GQA is "an interpolation between multi-head and multi-query attention with single key and value heads per
+    subgroup of query heads" (Ainslie et al. 2023, Sec. 1); Llama 2 70B's 64 query heads share 8 key/value heads
     (Touvron et al. 2023, Sec. 2.2 and Table 1), so its cache is 64/8 = 8 times smaller than multi-head's.
     """
     shape = {"name": "Llama 2 70B", "parameters": 68_976_648_192, "layers": 80, "hidden_dim": 8192, "heads": 64,
@@ -118,7 +120,7 @@ def test_block_waste_is_the_last_block_s_empty_slots() -> None:
 
 
 def test_the_reserve_is_vllm_s_ten_percent() -> None:
-    """vLLM's gpu_memory_utilization defaults to 0.9 (its engine arguments: "Default 0.9"), leaving 10 %."""
+    """The reserve: vLLM's gpu_memory_utilization defaults to 0.9 (its engine arguments: "Default 0.9"), leaving 10 %."""
     s = Scenarios.Llama3_1_8BServeOnH100
     assert s.runtime_reserve == 0.1
     assert s.reserve.m_as("B") == pytest.approx(0.1 * 80 * 2**30)

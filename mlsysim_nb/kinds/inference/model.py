@@ -28,12 +28,16 @@ from mlsysim_nb.model.scenario import Scenario, derived, is_array
 from mlsysim_nb.records.hardware import HardwareNode
 from mlsysim_nb.records.workloads import Workload, check_workload
 
-__all__ = ["InferenceMemoryScenario", "KV_WIDTHS", "WEIGHT_WIDTHS"]
+__all__ = ["KV_WIDTHS", "WEIGHT_WIDTHS", "InferenceMemoryScenario"]
 
 #: 4-bit weights with one 16-bit scale per group of 128: (4·128 + 16)/128 = 4.125 bits = 0.515625 B.
 INT4_GROUP_128 = (4 * 128 + 16) / 128 / 8
 #: The weight widths a control offers (label, bytes per parameter).
-WEIGHT_WIDTHS = (("16-bit (2 B)", 2), ("8-bit (1 B)", 1), ("4-bit, a 16-bit scale per 128 (0.515625 B)", INT4_GROUP_128))
+WEIGHT_WIDTHS = (
+    ("16-bit (2 B)", 2),
+    ("8-bit (1 B)", 1),
+    ("4-bit, a 16-bit scale per 128 (0.515625 B)", INT4_GROUP_128),
+)
 #: The key/value widths a control offers.
 KV_WIDTHS = (("16-bit (2 B)", 2), ("8-bit (1 B)", 1))
 #: The narrowest widths accepted: 1 bit per weight, 2 bits per cached value.
@@ -122,7 +126,7 @@ class InferenceMemoryScenario(InferenceView, Scenario):
 
     @classmethod
     def notation(cls) -> Mapping[str, Quantity]:
-        """The records' rows but ``context_length``, which is this kind's field; the workload's is ``context_window``."""
+        """The records' rows but ``context_length``: here it is a field; the workload's is ``context_window``."""
         from mlsysim_nb.model import scenario
 
         table = scenario._NOTATION.get(cls)  # noqa: SLF001 - the base's cache, one table per class
@@ -172,14 +176,19 @@ class InferenceMemoryScenario(InferenceView, Scenario):
                     f"must be at most context_length (the context is the prompt plus the generated tokens), got "
                     f"{_first(prompt, bad):,} with context_length = {_first(ctx, bad):,}"
                 )
-                field = "context_length" if "context_length" in changed_fields() and "prompt_length" not in changed_fields() else "prompt_length"
+                field = (
+                    "context_length"
+                    if "context_length" in changed_fields() and "prompt_length" not in changed_fields()
+                    else "prompt_length"
+                )
                 raise FieldError(o, field, msg)
 
     def _check_tensor_parallel(self, o: str, w: Workload, env: dict[str, Any]) -> None:
         t = np.asarray(env["tensor_parallel"])
         heads, kv = int(w.heads or 1), int(w.kv_heads or w.heads or 1)
         if np.any(heads % t != 0):
-            msg = f"must divide the {heads} attention heads of {w.name} (each device whole heads), got {_first(t, heads % t != 0)}"
+            bad = _first(t, heads % t != 0)
+            msg = f"must divide the {heads} attention heads of {w.name} (each device whole heads), got {bad}"
             raise FieldError(o, "tensor_parallel", msg)
         uneven = (kv % t != 0) & (t % kv != 0)
         if np.any(uneven):

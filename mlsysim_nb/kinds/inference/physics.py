@@ -144,8 +144,7 @@ _FIT = [
     _D(
         "fits",
         "total <= capacity",
-        "Whether every device holds its share: weights, KV cache, block waste and reserve within one device's "
-        "memory.",
+        "Whether every device holds its share: weights, KV cache, block waste and reserve within one device's memory.",
         symbol="fits",
         label="fits on every device",
     ),

@@ -52,13 +52,23 @@ _SECTIONS = (
     _S(
         "Decode: one token for every sequence per step",
         _steps(
-            "weights_read_per_step", "bytes_read_per_step", "decode_memory_time", "decode_flops_per_step",
-            "decode_compute_time", "decode_time_per_token", "memory_bound", "tokens_per_second",
+            "weights_read_per_step",
+            "bytes_read_per_step",
+            "decode_memory_time",
+            "decode_flops_per_step",
+            "decode_compute_time",
+            "decode_time_per_token",
+            "memory_bound",
+            "tokens_per_second",
             "aggregate_tokens_per_second",
-        ),  # fmt: skip
+        ),
         "decode_time_per_token",
     ),
-    _S("Prefill: the prompts, at peak arithmetic", _steps("prompt_tokens", "prefill_flops", "prefill_time"), "prefill_time"),
+    _S(
+        "Prefill: the prompts, at peak arithmetic",
+        _steps("prompt_tokens", "prefill_flops", "prefill_time"),
+        "prefill_time",
+    ),
 )
 _NOTES = (
     (
@@ -146,6 +156,10 @@ class InferenceLike(ScenarioLike, Protocol):
         """The ``tensor_parallel`` field."""
         ...
 
+    def speed(self) -> str:
+        """The decode speed in words."""
+        ...
+
 
 class InferenceView:
     """The presentation of a serving scenario (a mixin of :class:`InferenceMemoryScenario`)."""
@@ -156,12 +170,11 @@ class InferenceView:
 
     def default_title(self: InferenceLike) -> str:
         """``"Llama 3.1 8B served in 16-bit on 1 × NVIDIA H100"``."""
-        return (
-            f"{self.workload.name} served in {_width(self.magnitude('weight_bytes_per_parameter'))} on {self.tensor_parallel} × "
-            f"{self.hardware.name}"
-        )
+        width = _width(self.magnitude("weight_bytes_per_parameter"))
+        return f"{self.workload.name} served in {width} on {self.tensor_parallel} × {self.hardware.name}"
 
-    def _speed(self: InferenceLike) -> str:
+    def speed(self: InferenceLike) -> str:
+        """The decode speed in words: time per token, tokens per second per sequence, and which bound sets it."""
         try:
             per_token = float(self.magnitude("decode_time_per_token")) * 1e3
         except NotApplicableError:
@@ -177,13 +190,14 @@ class InferenceView:
         used = format_bytes(self.magnitude("total"))
         cap = format_bytes(self.magnitude("capacity"), binary=True)
         t = self.tensor_parallel
-        head = f"{self.workload.name}, {_width(self.magnitude('weight_bytes_per_parameter'))} weights, on {t} × {self.hardware.name}"
+        width = _width(self.magnitude("weight_bytes_per_parameter"))
+        head = f"{self.workload.name}, {width} weights, on {t} × {self.hardware.name}"
         line = f"{head}: {used} of {cap} per device"
         most = int(self.magnitude("max_batch_size"))
         b = int(self.batch_size)
         of = f"{'sequence' if b == 1 else 'sequences'} of {int(self.context_length):,} tokens"
         if self.magnitude("fits"):
-            text = f"fits {b:,} {of} (at most {most:,}); {self._speed()}"
+            text = f"fits {b:,} {of} (at most {most:,}); {self.speed()}"
             return Headline(line, Verdict(text, ok=True))
         if most == 0:
             one = f"one sequence of {int(self.context_length):,} tokens"
@@ -218,7 +232,9 @@ class InferenceView:
 
         rows = workload_rows(self.workload)
         node = self.hardware
-        rows.append(("hardware.memory.capacity", RECORD_QUANTITIES["capacity"].label, capacity_text(node.memory.capacity)))
+        rows.append(
+            ("hardware.memory.capacity", RECORD_QUANTITIES["capacity"].label, capacity_text(node.memory.capacity))
+        )
         rows.append(("hardware.memory.bandwidth", RECORD_QUANTITIES["bandwidth"].label, f"{node.memory.bandwidth:~P}"))
         if node.peak_flops is not None:
             rows.append(("hardware.peak_flops", "peak arithmetic (dense 16-bit)", f"{node.peak_flops:~P}"))
