@@ -83,6 +83,8 @@ _CACHE = [
             Case("sliding window", "min(context_length, sliding_window)", when="has_sliding_window"),
             Case("full attention", "context_length"),
         ),
+        note="The decode step costed holds its own token too: with a window W, W tokens. Between steps "
+        "transformers' sliding-window cache keeps W − 1 (measured in tests/measure/test_kv_cache.py).",
         symbol="s_kv",
         label="cached tokens per sequence",
     ),

@@ -205,6 +205,31 @@ class InferenceView:
         text = f"does not fit {b:,} {of}: at most {most:,}"
         return Headline(line, Verdict(text, ok=False))
 
+    def caveats(self: InferenceLike) -> tuple[str, ...]:
+        """What a reader must see beside the numbers: replicated key/value heads, the routing and the window."""
+        if self.is_sweep:
+            return ()
+        out = []
+        replicas = float(self.magnitude("kv_head_replicas"))
+        if replicas > 1:
+            kv, t = int(self.magnitude("kv_heads")), int(self.tensor_parallel)
+            out.append(
+                f"{t} devices share {kv} key/value heads: each head, its K and V projections and its cache are "
+                f"replicated on {replicas:g} devices, so the cache per device stops shrinking at one head."
+            )
+        if self.flag("has_experts"):
+            out.append(
+                "The experts a decode step reads assume uniform top-k routing; a skewed router touches fewer "
+                "distinct experts, so the step reads less."
+            )
+        if self.flag("has_sliding_window"):
+            window = int(self.magnitude("sliding_window"))
+            out.append(
+                f"Sliding-window attention: each layer keeps at most the last {window:,} tokens, the step's own "
+                "included (between steps transformers' cache holds one fewer)."
+            )
+        return tuple(out)
+
     def memory_chart(self: InferenceLike) -> MemoryChart:
         """One device's memory: weights, KV cache, block waste, reserve and what is free, against its capacity."""
         m = self.magnitude
