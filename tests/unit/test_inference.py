@@ -297,3 +297,46 @@ def test_compare_sweep_and_explore() -> None:
     panel.set("tensor_parallel", 2)
     assert panel.scenario.tensor_parallel == 2
     assert Q_(64, "KiB") == panel.scenario.kv_cache_per_token
+
+
+# -- the equations --------------------------------------------------------------------------------------------------
+
+#: FLOP counts: "2 FLOPs per parameter" is a count the formula writes as a number, so these are given in FLOPs
+_FLOPS = {"decode_flops_per_step", "prefill_flops"}
+_BOOLEAN = {"fits", "memory_bound"}
+
+
+@pytest.mark.parametrize("name", InferenceMemoryScenario.EQUATIONS.names)
+def test_formula_dimensions_are_consistent(name: str) -> None:
+    """Each formula on pint quantities of the declared base units gives its declared unit (FLOP counts aside)."""
+    from mlsysim_nb.units import ureg
+
+    formulas, notation = InferenceMemoryScenario.EQUATIONS.formulas, InferenceMemoryScenario.notation()
+    flags = {"has_sliding_window": True, "has_experts": True, "prompt_given": False}
+
+    def get(key: str):  # type: ignore[no-untyped-def]
+        if key in flags:
+            return flags[key]
+        if key in formulas and key != name and key not in _FLOPS:
+            return formulas[key].evaluate(get)
+        base = notation[key].base
+        return Q_(3.0, base) if base else 3.0
+
+    if name in _FLOPS:
+        return
+    declared = notation[name].base
+    want = ureg.Unit(declared).dimensionality if declared else ureg.dimensionless.dimensionality
+    for case in formulas[name].cases:
+        value = case.compiled(get)
+        if name in _BOOLEAN:
+            assert isinstance(value, bool), name
+            continue
+        got = value.dimensionality if hasattr(value, "dimensionality") else ureg.dimensionless.dimensionality
+        assert want == got, f"{name} ({case.label}): {got} != {want}"
+
+
+def test_the_branching_formulas_are_few_and_listed() -> None:
+    """Only these serving formulas choose between expressions, each on a flag the scenario sets."""
+    formulas = InferenceMemoryScenario.EQUATIONS.formulas
+    branching = sorted(n for n, f in formulas.items() if f.is_branching)
+    assert branching == ["kv_tokens", "max_context_length", "prompt_tokens", "weights_read_per_step"]
