@@ -120,7 +120,11 @@ def test_block_waste_is_the_last_block_s_empty_slots() -> None:
 
 
 def test_the_reserve_is_vllm_s_ten_percent() -> None:
-    """The reserve: vLLM's gpu_memory_utilization defaults to 0.9 (its engine arguments: "Default 0.9"), leaving 10 %."""
+    """The reserve: vLLM's gpu_memory_utilization defaults to 0.9, leaving 10 % of each device.
+
+    Source: https://unsloth.ai/docs/basics/inference-and-deployment/vllm-guide/vllm-engine-arguments,
+    "--gpu-memory-utilization: Default 0.9. How much VRAM usage vLLM can use."
+    """
     s = Scenarios.Llama3_1_8BServeOnH100
     assert s.runtime_reserve == 0.1
     assert s.reserve.m_as("B") == pytest.approx(0.1 * 80 * 2**30)

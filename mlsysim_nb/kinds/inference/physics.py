@@ -12,11 +12,18 @@ Sources
 * Ainslie et al. (2023), "GQA: Training Generalized Multi-Query Transformer Models from Multi-Head
   Checkpoints": ``a_kv`` key/value heads shared by the ``a`` query heads shrink the cache by ``a/a_kv``.
 * Shoeybi et al. (2019), Megatron-LM, Sec. 3: tensor parallelism splits the attention by heads and the MLP by
-  its width; Pope et al. (2022), "Efficiently Scaling Transformer Inference", Sec. 3.1: with fewer key/value
-  heads than devices each is replicated.
-* Kaplan et al. (2020), "Scaling Laws for Neural Language Models", Sec. 2.1: a forward pass costs about
-  ``2·N`` FLOPs per token plus ``2·n_layer·n_ctx·d_attn`` for attention (here per token: ``4·L·a·d`` per
-  attended token, the scores and the weighted sum).
+  its width. A key/value head cannot be split, so with fewer key/value heads than devices each device keeps one
+  whole head and each head is replicated ``t/a_kv`` times (vLLM's tensor-parallel QKV projection does the same).
+* Kaplan et al. (2020), "Scaling Laws for Neural Language Models", Sec. 2.1: a forward pass costs about ``2·N``
+  FLOPs per token for the weights; Chowdhery et al. (2022), PaLM, Appendix B: attention adds ``12·L·H·Q·T``
+  training FLOPs per token over a context of ``T``, a third of it forward, so ``4·L·a·d`` per attended token (the
+  scores and the weighted sum). Prefill's causal mask halves its ``s_p²`` scores.
+* vLLM's engine arguments: ``--gpu-memory-utilization`` "Default 0.9. How much VRAM usage vLLM can use"
+  (https://unsloth.ai/docs/basics/inference-and-deployment/vllm-guide/vllm-engine-arguments); "It will use 90% of
+  the total GPU memory by default to reserve space for kv cache after loading the model"
+  (https://huggingface.co/neuralmagic/Mistral-7B-Instruct-v0.3-GPTQ-4bit/discussions/1): the default
+  ``runtime_reserve`` of 0.1 is the share that leaves outside the engine. vLLM also profiles its activations
+  inside the 90 %, so 10 % is the least that is not weights or cache.
 """
 
 from __future__ import annotations
@@ -202,9 +209,10 @@ _FIT = [
 _DECODE = [
     _D(
         "experts_touched",
-        "experts * (1 - (1 - experts_per_token / experts) ** batch_size)",
+        "experts * (1 - max(1 - experts_per_token / experts, 0) ** batch_size)",
         "Distinct experts per layer one decode step reads: the expected number the b tokens touch when each "
-        "picks k of the E experts uniformly at random (k at b = 1, all E for a large batch).",
+        "picks k of the E experts uniformly at random (k at b = 1, all E for a large batch); max(·, 0) changes "
+        "nothing, as k ≤ E.",
         note="An assumption: real routers are not uniform, so a step may read fewer distinct experts.",
         symbol="E_b",
         label="experts read per layer and step",
