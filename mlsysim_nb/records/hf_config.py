@@ -24,6 +24,8 @@ __all__ = ["read_hf_config"]
 _OWNER = "Workload.from_hf_config"
 #: The largest shape a workload accepts (its own checks), read here before the parameters are counted.
 _BOUNDS = {**SHAPE_LIMITS, **{k: v for k, v in ARCHITECTURE_LIMITS.items() if k in ("ffn_dim", "vocab_size")}}
+#: Families whose attention caches a compressed latent (DeepSeek-V2's multi-head latent attention)
+_LATENT_ATTENTION = ("deepseek_v2", "deepseek_v3")
 
 #: Options refused when set to anything but the value given: each changes the layers beyond the table.
 _REFUSED: dict[str, dict[str, Any]] = {
@@ -35,8 +37,6 @@ _REFUSED: dict[str, dict[str, Any]] = {
 }
 _ACTIVATIONS = {"gpt2": ("gelu_new", "gelu"), "llama": ("silu",)}
 _ANYWHERE = ("quantization_config",)
-#: Families whose attention caches a compressed latent (DeepSeek-V2's multi-head latent attention)
-_LATENT_ATTENTION = ("deepseek_v2", "deepseek_v3")
 
 
 def _load(config: Any) -> dict[str, Any]:
