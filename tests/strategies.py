@@ -220,3 +220,31 @@ def architecture_activation_scenarios(draw: Any) -> ActivationMemoryScenario:
         implementation=draw(st.sampled_from(["megatron", "transformers"])),
         checkpoint_segments=draw(st.one_of(st.none(), st.integers(1, workload.layers))),
     )
+
+
+@st.composite
+def inference_scenarios(draw: Any) -> Any:
+    """A valid InferenceMemoryScenario on a shipped architecture.
+
+    t divides the heads and divides or is a multiple of the key/value heads; the context is within the model's
+    window, the prompt within the context.
+    """
+    from mlsysim_nb import InferenceMemoryScenario, Workloads
+
+    workload = Workloads.configuration(draw(st.sampled_from(ARCHITECTURE_KEYS)))
+    assert workload.heads is not None and workload.context_length is not None
+    kv = workload.kv_heads or workload.heads
+    t = draw(st.sampled_from([d for d in _divisors(workload.heads) if kv % d == 0 or d % kv == 0]))
+    context = draw(st.integers(1, min(workload.context_length, 2**15)))
+    return InferenceMemoryScenario(
+        workload=workload,
+        hardware=Hardware[draw(st.sampled_from(["H100", "L4", "A100_40GB", "B200"]))],
+        weight_bytes_per_parameter=draw(st.sampled_from([2, 1, 0.515625])),
+        kv_bytes_per_value=draw(st.sampled_from([2, 1])),
+        batch_size=draw(st.integers(1, 512)),
+        context_length=context,
+        prompt_length=draw(st.one_of(st.none(), st.integers(1, context))),
+        block_size=draw(st.sampled_from([1, 8, 16, 32])),
+        tensor_parallel=t,
+        runtime_reserve=draw(st.sampled_from([0.0, 0.05, 0.1, 0.2])),
+    )

@@ -24,6 +24,8 @@ __all__ = ["read_hf_config"]
 _OWNER = "Workload.from_hf_config"
 #: The largest shape a workload accepts (its own checks), read here before the parameters are counted.
 _BOUNDS = {**SHAPE_LIMITS, **{k: v for k, v in ARCHITECTURE_LIMITS.items() if k in ("ffn_dim", "vocab_size")}}
+#: Families whose attention caches a compressed latent (DeepSeek-V2's multi-head latent attention)
+_LATENT_ATTENTION = ("deepseek_v2", "deepseek_v3")
 
 #: Options refused when set to anything but the value given: each changes the layers beyond the table.
 _REFUSED: dict[str, dict[str, Any]] = {
@@ -105,6 +107,9 @@ def _llama(model_type: str, c: dict[str, Any]) -> dict[str, Any]:
     }  # fmt: skip
     if fields["head_dim"] is not None and fields["head_dim"] * heads == fields["hidden_dim"]:
         fields["head_dim"] = None  # h/a, the default: config.to_dict() writes it out, config.json may not
+    if model_type in ("mistral", "mixtral"):  # MistralConfig's default window is 4096, MixtralConfig's None
+        fields["sliding_window"] = c.get("sliding_window", 4096 if model_type == "mistral" else None)
+    # qwen2's sliding_window counts only with use_sliding_window, which is refused above: every layer sees all
     if model_type == "mixtral":
         fields |= {"experts": c.get("num_local_experts", 8), "experts_per_token": c.get("num_experts_per_tok", 2)}
     return fields
@@ -122,6 +127,13 @@ def read_hf_config(config: Any, *, name: str | None = None, source: str = "") ->
     """The keyword arguments of a :class:`~mlsysim_nb.records.workloads.Workload` read from ``config``."""
     c = _load(config)
     model_type = c.get("model_type")
+    if model_type in _LATENT_ATTENTION or c.get("kv_lora_rank") is not None:
+        msg = (
+            f"is not supported: multi-head latent attention (DeepSeek-V2/V3's kv_lora_rank, model_type "
+            f"{model_type!r}) caches one compressed latent per token, not keys and values per head, and is not "
+            "modelled"
+        )
+        raise FieldError(_OWNER, "kv_lora_rank", msg)
     if model_type not in MODEL_TYPES:
         raise FieldError(
             _OWNER, "model_type", f"must be one of {', '.join(map(repr, MODEL_TYPES))}, got {model_type!r}"

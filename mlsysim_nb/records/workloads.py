@@ -20,6 +20,8 @@ __all__ = ["ARCHITECTURE_LABELS", "SHAPE_FIELDS", "Workload", "Workloads", "chec
 
 #: A quadrillion parameters: three orders of magnitude beyond the largest models trained.
 MAX_PARAMETERS = 10**15
+#: The longest sliding attention window accepted: the longest context a workload accepts.
+MAX_WINDOW = SHAPE_LIMITS["context_length"]
 #: Upper bounds of a transformer's shape, far beyond any published model.
 _SHAPE_LIMITS = SHAPE_LIMITS
 #: The transformer's shape, in the order tables and reprs show it.
@@ -42,6 +44,7 @@ ARCHITECTURE_LABELS = {
     "positions": "position encoding",
     "model_type": "Hugging Face model type",
     "active_parameters": "parameters one token uses",
+    "sliding_window": "sliding attention window (tokens)",
 }
 
 
@@ -76,6 +79,10 @@ class Workload(RichRepr):
         modules the ``"transformers"`` accounting follows.
     active_parameters
         Parameters one token uses (an MoE's k of E experts); ``parameters`` unless given.
+    sliding_window
+        Tokens each attention layer looks back over under sliding-window attention (Mistral 7B's 4096), so
+        the most keys and values a layer keeps per sequence; ``None`` when every layer attends to the whole
+        context.
     source
         Where the numbers come from.
 
@@ -106,6 +113,7 @@ class Workload(RichRepr):
     positions: str = "learned"
     model_type: str | None = None
     active_parameters: Any = None
+    sliding_window: int | None = None
     source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -133,6 +141,8 @@ class Workload(RichRepr):
             msg = f"must be at most parameters ({self.parameters.magnitude:,}), got {active:,}"
             raise FieldError(owner, "active_parameters", msg)
         object.__setattr__(self, "active_parameters", Q_(active, "count"))
+        window = check_count(owner, "sliding_window", self.sliding_window, optional=True, maximum=MAX_WINDOW)
+        object.__setattr__(self, "sliding_window", window)
 
     def _check_layout(self, owner: str) -> None:
         """Attention layouts that can exist: heads split the width evenly, key/value heads share the heads evenly."""
@@ -202,6 +212,8 @@ class Workload(RichRepr):
         shown += [(k, getattr(self, k)) for k, v in ARCHITECTURE_DEFAULTS.items() if getattr(self, k) != v]
         if self.active_parameters != self.parameters:
             shown.append(("active_parameters", int(self.active_parameters.magnitude)))
+        if self.sliding_window is not None:
+            shown.append(("sliding_window", self.sliding_window))
         return shown
 
     def _markdown_rows(self) -> tuple[list[str], list[list[str]]]:

@@ -11,9 +11,9 @@ from mlsysim_nb import (
 )
 
 
-def test_thirty_one_cases() -> None:
-    """15 training and 7 activation cases (the reference's), 5 many-device cases, and 4 on real architectures."""
-    assert len(Scenarios) == 31
+def test_forty_cases() -> None:
+    """15 training and 7 activation cases (the reference's), 5 many-device cases, 4 on real architectures, 9 serving."""
+    assert len(Scenarios) == 40
     assert len(Scenarios.names(TrainingStateFitScenario)) == 16
     assert len(Scenarios.names(ActivationMemoryScenario)) == 10
     assert Scenarios.names(ParallelTrainingScenario) == [

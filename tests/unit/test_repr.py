@@ -208,7 +208,10 @@ def test_html_budget() -> None:
         assert len(Scenarios[name].to_html().encode()) < 40_000
 
 
-@pytest.mark.parametrize("name", ["Gpt2Fp32AdamOnH100", "Llama3_8BLoraOnH100", "Gpt2XlBatch32SegmentCheckpointed"])
+@pytest.mark.parametrize(
+    "name",
+    ["Gpt2Fp32AdamOnH100", "Llama3_8BLoraOnH100", "Gpt2XlBatch32SegmentCheckpointed", "Mixtral8x7BServeOn2H100"],
+)
 def test_snapshot(name: str, request: pytest.FixtureRequest) -> None:
     """Golden HTML (without the chart, whose pixels depend on the matplotlib build, and the stylesheet)."""
     html = re.sub(r"<style>.*?</style>", "<style></style>", Scenarios[name].to_html(chart=False), flags=re.DOTALL)

@@ -181,3 +181,30 @@ def test_a_config_beyond_the_workloads_bounds_is_refused_before_counting(key, va
 def _config_file(key: str) -> Path:
     """The shipped configuration file of ``key``."""
     return Path(__file__).resolve().parents[2] / "mlsysim_nb" / "records" / "data" / "models" / f"{key}.json"
+
+
+def test_sliding_window_is_read_for_mistral_and_mixtral_and_not_for_qwen2() -> None:
+    """Mistral 7B's config.json gives a 4096-token window; Mixtral's is null; Qwen2.5's use_sliding_window is false."""
+    assert Workloads.configuration("mistral-7b").sliding_window == 4096
+    assert Workloads.configuration("mixtral-8x7b").sliding_window is None
+    assert Workloads.configuration("qwen2.5-7b").sliding_window is None  # its file says 131072, unused
+    assert Workloads.configuration("llama-3.1-8b").sliding_window is None
+    # MistralConfig's own default, where a file leaves the key out, is 4096
+    assert Workload.from_hf_config({**_LLAMA, "model_type": "mistral"}).sliding_window == 4096
+    assert Workload.from_hf_config({**_LLAMA, "model_type": "mistral", "sliding_window": 512}).sliding_window == 512
+    assert "sliding_window=4096" in repr(Workloads.configuration("mistral-7b"))
+
+
+@pytest.mark.parametrize("window", [0, -4, 2.5, 2**25])
+def test_a_bad_sliding_window_is_refused_by_name(window: object) -> None:
+    """sliding_window is a whole number of tokens from 1 to the longest context a workload accepts."""
+    with pytest.raises(FieldError, match="sliding_window"):
+        Workload(name="w", parameters=10, sliding_window=window)
+
+
+@pytest.mark.parametrize("model_type", ["deepseek_v2", "deepseek_v3", "llama"])
+def test_latent_attention_is_refused_as_not_modelled(model_type: str) -> None:
+    """A config with DeepSeek-V2/V3's kv_lora_rank is refused, naming multi-head latent attention."""
+    config = {**_LLAMA, "model_type": model_type, "kv_lora_rank": 512, "q_lora_rank": 1536}
+    with pytest.raises(FieldError, match=r"kv_lora_rank.*multi-head latent attention.*not modelled"):
+        Workload.from_hf_config(config)

@@ -1,0 +1,269 @@
+"""Serving a trained model: its weights and key/value cache per device, whether they fit, and how fast it decodes.
+
+:class:`InferenceMemoryScenario` holds one serving configuration: the model, the device, the weights' and the
+cache's widths, the batch of concurrent sequences and their context, the paged cache's block size, tensor
+parallelism and the engine's reserve. Its equations live in :mod:`mlsysim_nb.kinds.inference.physics`, what it
+reads of the layer table in :mod:`mlsysim_nb.kinds.inference.table`, its named cases in
+:mod:`mlsysim_nb.kinds.inference.cases`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mlsysim_nb.errors import FieldError
+from mlsysim_nb.kinds.inference.physics import EQUATIONS
+from mlsysim_nb.kinds.inference.table import parameter_groups
+from mlsysim_nb.kinds.inference.view import InferenceView
+from mlsysim_nb.model.changes import changed_fields
+from mlsysim_nb.model.equations import Equations
+from mlsysim_nb.model.knob import declared_knobs, knob, record
+from mlsysim_nb.model.notation import RECORD_QUANTITIES, Quantity, merge
+from mlsysim_nb.model.scenario import Scenario, derived, is_array
+from mlsysim_nb.records.hardware import HardwareNode
+from mlsysim_nb.records.workloads import Workload, check_workload
+
+__all__ = ["KV_WIDTHS", "WEIGHT_WIDTHS", "InferenceMemoryScenario"]
+
+#: 4-bit weights with one 16-bit scale per group of 128: (4·128 + 16)/128 = 4.125 bits = 0.515625 B.
+INT4_GROUP_128 = (4 * 128 + 16) / 128 / 8
+#: The weight widths a control offers (label, bytes per parameter).
+WEIGHT_WIDTHS = (
+    ("16-bit (2 B)", 2),
+    ("8-bit (1 B)", 1),
+    ("4-bit, a 16-bit scale per 128 (0.515625 B)", INT4_GROUP_128),
+)
+#: The key/value widths a control offers.
+KV_WIDTHS = (("16-bit (2 B)", 2), ("8-bit (1 B)", 1))
+#: The narrowest widths accepted: 1 bit per weight, 2 bits per cached value.
+_LOWEST = {"weight_bytes_per_parameter": 0.125, "kv_bytes_per_value": 0.25}
+_RESERVE_HELP = (
+    "share of each device's memory the engine keeps out of weights and cache (activations, workspaces, CUDA "
+    "context); 0.1 is what vLLM's default gpu_memory_utilization = 0.9 leaves"
+)
+
+
+def _first(values: Any, bad: Any) -> Any:
+    values, bad = np.broadcast_arrays(np.asarray(values), np.asarray(bad))
+    return values[bad].flat[0].item()
+
+
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+class InferenceMemoryScenario(InferenceView, Scenario):
+    """Serving ``workload`` on ``tensor_parallel`` devices like ``hardware``: memory per device, the fit, the speed.
+
+    Each device holds its share of the weights (the parameters tensor parallelism splits, 1/t each; the K
+    and V projections of the key/value heads it holds; the norms and router whole) at
+    ``weight_bytes_per_parameter``, and the keys and values of every cached token of the ``batch_size``
+    sequences at ``kv_bytes_per_value``, in blocks of ``block_size`` tokens (vLLM's paged cache, Kwon et
+    al. 2023), beside a ``runtime_reserve`` share of its memory. With fewer key/value heads than devices,
+    each head is replicated (one per device). Under sliding-window attention a layer keeps at most the
+    window's tokens.
+
+    A decode step gives every sequence one token: it reads the weights it uses and the whole cache, and does
+    2 FLOPs per active parameter plus attention per sequence; its time is the larger of the bandwidth bound
+    and the arithmetic bound. A mixture of experts holds every expert but reads, per layer, the distinct
+    experts the batch's tokens are routed to (uniform routing assumed). Prefill processes each prompt at
+    peak arithmetic.
+
+    Assumptions: every weight at one width (embeddings and norms too); a step at the end of the context,
+    every sequence holding its whole context (the costliest step); the token embedding table counted as
+    read whole each step; peak bandwidth and peak FLOPS reached.
+    Excludes: activations and workspaces beyond the reserve, communication between the t devices, the
+    scheduler's preemption and swapping, prefix sharing between sequences, speculative decoding.
+
+    Examples
+    --------
+    >>> from mlsysim_nb import Scenarios
+    >>> s = Scenarios.Llama3_1_8BServeOnH100
+    >>> s.kv_cache_per_token.to("KiB"), s.fits
+    (<Quantity(128.0, 'kibibyte')>, True)
+    """
+
+    workload: Workload = record(label="model")
+    hardware: HardwareNode = record(label="the accelerator (one of the t devices)")
+    weight_bytes_per_parameter: Any = knob(
+        2, kind="bytes", symbol="b_w", label="bytes per weight", high=4, control="dropdown", choices=WEIGHT_WIDTHS,
+        help="bytes per stored weight: 2 for 16-bit, 1 for 8-bit, 0.515625 for 4-bit with a 16-bit scale per 128",
+    )  # fmt: skip
+    kv_bytes_per_value: Any = knob(
+        2, kind="bytes", symbol="b_kv", label="bytes per cached key or value", high=4, control="dropdown",
+        choices=KV_WIDTHS, help="bytes per element of the key/value cache: 2 for 16-bit, 1 for an 8-bit cache",
+    )  # fmt: skip
+    batch_size: Any = knob(
+        1, kind="count", symbol="b", label="concurrent sequences", high=2**16, control="log",
+        help="sequences decoded together, each with its own cache",
+    )  # fmt: skip
+    context_length: Any = knob(
+        4096, kind="count", symbol="s", label="context per sequence (prompt + generated)", high=2**24,
+        control="log", help="tokens each sequence holds at the step costed: its prompt plus the tokens generated",
+    )  # fmt: skip
+    prompt_length: Any = knob(
+        None, kind="count", symbol="s_p,given", label="stated prompt tokens", high=2**24, optional=True,
+        control="log", help="tokens of each prompt, at most the context; None: half the context",
+    )  # fmt: skip
+    block_size: Any = knob(
+        16, kind="count", symbol="B", label="cache block (tokens)", high=4096, control="log",
+        help="tokens per block of the paged KV cache (16 by default in vLLM)",
+    )  # fmt: skip
+    tensor_parallel: Any = knob(
+        1, kind="count", symbol="t", label="tensor-parallel devices", high=1024, control="log",
+        help="devices the model is split over; t must divide the heads, and divide or be a multiple of the KV heads",
+    )  # fmt: skip
+    runtime_reserve: Any = knob(
+        0.1, kind="number", symbol="r", label="runtime reserve (share of device memory)", positive=False, high=0.9,
+        help=_RESERVE_HELP,
+    )  # fmt: skip
+    name: str = dataclasses.field(default="", compare=False)
+    description: str = dataclasses.field(default="", compare=False)
+
+    EQUATIONS: ClassVar[Equations] = EQUATIONS
+
+    @classmethod
+    def notation(cls) -> Mapping[str, Quantity]:
+        """The records' rows but ``context_length``: here it is a field; the workload's is ``context_window``."""
+        from mlsysim_nb.model import scenario
+
+        table = scenario._NOTATION.get(cls)  # noqa: SLF001 - the base's cache, one table per class
+        if table is None:
+            records = {k: v for k, v in RECORD_QUANTITIES.items() if k != "context_length"}
+            own = {name: k.quantity(name) for name, k in declared_knobs(cls).items()}
+            sources = [("the records", records), (f"the fields of {cls.__name__}", own)]
+            table = scenario._NOTATION[cls] = merge([*sources, (cls.EQUATIONS.name, cls.EQUATIONS.notation)])  # noqa: SLF001
+        return table
+
+    def __post_init__(self) -> None:
+        o = type(self).__name__
+        w = check_workload(o, self.workload)
+        if not isinstance(self.hardware, HardwareNode):
+            raise FieldError(o, "hardware", f"must be a HardwareNode, got {type(self.hardware).__name__}")
+        if w.heads is None or w.hidden_dim is None or w.layers is None:
+            msg = (
+                f"needs the attention shape to size the KV cache: layers, hidden_dim and heads (and kv_heads, head_dim "
+                f"where they differ from heads and h/a); {w.name} gives "
+                + ", ".join(f"{k}={getattr(w, k)}" for k in ("layers", "hidden_dim", "heads", "kv_heads", "head_dim"))
+            )
+            raise FieldError(o, "workload", msg)
+        env = self._check_fields()
+        for name, lowest in _LOWEST.items():
+            if np.any(np.asarray(env[name]) < lowest):
+                got = _first(env[name], np.asarray(env[name]) < lowest)
+                msg = f"must be at least {lowest:g} B (a {lowest * 8:g}-bit width) and at most 4 B, got {got:g} B"
+                raise FieldError(o, name, msg)
+        self._check_context(o, w, env)
+        self._check_tensor_parallel(o, w, env)
+        self._set_env(*self._environment(w, env))
+
+    def _check_context(self, o: str, w: Workload, env: dict[str, Any]) -> None:
+        ctx = np.asarray(env["context_length"])
+        if w.context_length is not None and np.any(ctx > w.context_length):
+            got = _first(ctx, ctx > w.context_length)
+            if "workload" in changed_fields() and "context_length" not in changed_fields():
+                msg = f"models {w.name}, whose context window ({w.context_length:,} tokens) is below context_length"
+                raise FieldError(o, "workload", f"{msg} = {got:,}")
+            msg = f"must be at most {w.name}'s context window of {w.context_length:,} tokens, got {got:,}"
+            raise FieldError(o, "context_length", msg)
+        if env["prompt_length"] is not None:
+            prompt = np.asarray(env["prompt_length"])
+            if np.any(prompt > ctx):
+                bad = prompt > ctx
+                msg = (
+                    f"must be at most context_length (the context is the prompt plus the generated tokens), got "
+                    f"{_first(prompt, bad):,} with context_length = {_first(ctx, bad):,}"
+                )
+                field = (
+                    "context_length"
+                    if "context_length" in changed_fields() and "prompt_length" not in changed_fields()
+                    else "prompt_length"
+                )
+                raise FieldError(o, field, msg)
+
+    def _check_tensor_parallel(self, o: str, w: Workload, env: dict[str, Any]) -> None:
+        t = np.asarray(env["tensor_parallel"])
+        heads, kv = int(w.heads or 1), int(w.kv_heads or w.heads or 1)
+        if np.any(heads % t != 0):
+            bad = _first(t, heads % t != 0)
+            msg = f"must divide the {heads} attention heads of {w.name} (each device whole heads), got {bad}"
+            raise FieldError(o, "tensor_parallel", msg)
+        uneven = (kv % t != 0) & (t % kv != 0)
+        if np.any(uneven):
+            msg = (
+                f"must divide the {kv} key/value heads of {w.name}, or be a multiple of them (each head then "
+                f"replicated t/{kv} times), got {_first(t, uneven)}"
+            )
+            raise FieldError(o, "tensor_parallel", msg)
+
+    def _environment(self, w: Workload, env: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+        arch = w.architecture()
+        node = self.hardware
+        env.update(parameter_groups(w))
+        env.update(
+            parameters=float(w.parameters.magnitude),
+            active_parameters=float(w.active_parameters.magnitude),
+            layers=w.layers,
+            heads=w.heads,
+            kv_heads=arch.kv,
+            head_dim=arch.d,
+            context_window=w.context_length,
+            sliding_window=w.sliding_window,
+            has_sliding_window=w.sliding_window is not None,
+            experts=w.experts,
+            experts_per_token=w.experts_per_token,
+            has_experts=bool(w.experts),
+            prompt_given=env["prompt_length"] is not None,
+            capacity=node.memory._capacity_bytes,  # noqa: SLF001 - converted once in Memory
+            bandwidth=node.memory._bandwidth_bytes_per_second,  # noqa: SLF001
+            peak_flops=None if node.peak_flops is None else float(node.peak_flops.m_as("FLOP/second")),
+        )
+        needs = {
+            "context_window": f"workload.context_length (the context window, which {w.name} does not give)",
+            "sliding_window": f"a sliding attention window ({w.name} attends to the whole context)",
+            "experts": f"a mixture of experts ({w.name} has a dense MLP)",
+            "experts_per_token": f"a mixture of experts ({w.name} has a dense MLP)",
+            "peak_flops": f"hardware.peak_flops ({node.name} gives none)",
+            "prompt_length": "a stated prompt_length",
+        }
+        return env, needs
+
+    # -- weights per device
+    split_parameters = derived("split_parameters")
+    kv_heads_per_device = derived("kv_heads_per_device")
+    kv_head_replicas = derived("kv_head_replicas")
+    weights = derived("weights")
+    # -- the cache
+    kv_cache_per_token = derived("kv_cache_per_token")
+    kv_tokens = derived("kv_tokens")
+    kv_cache = derived("kv_cache")
+    blocks_per_sequence = derived("blocks_per_sequence")
+    block_waste = derived("block_waste")
+    # -- the fit
+    reserve = derived("reserve")
+    total = derived("total")
+    free_memory = derived("free_memory")
+    fits = derived("fits")
+    kv_budget = derived("kv_budget")
+    sequence_memory = derived("sequence_memory")
+    max_batch_size = derived("max_batch_size", post=lambda v: v.astype(np.int64) if is_array(v) else int(v))
+    fit_blocks = derived("fit_blocks", post=lambda v: v.astype(np.int64) if is_array(v) else int(v))
+    max_context_length = derived("max_context_length", post=lambda v: v.astype(np.int64) if is_array(v) else int(v))
+    # -- decode
+    experts_touched = derived("experts_touched")
+    expert_weights = derived("expert_weights")
+    weights_read_per_step = derived("weights_read_per_step")
+    bytes_read_per_step = derived("bytes_read_per_step")
+    decode_memory_time = derived("decode_memory_time")
+    decode_flops_per_step = derived("decode_flops_per_step")
+    decode_compute_time = derived("decode_compute_time")
+    decode_time_per_token = derived("decode_time_per_token")
+    memory_bound = derived("memory_bound")
+    tokens_per_second = derived("tokens_per_second")
+    aggregate_tokens_per_second = derived("aggregate_tokens_per_second")
+    # -- prefill
+    prompt_tokens = derived("prompt_tokens")
+    prefill_flops = derived("prefill_flops")
+    prefill_time = derived("prefill_time")

@@ -1,0 +1,370 @@
+"""The equations of the serving kind, once, as data: weights and KV cache per device, the fit, decode and prefill.
+
+Every memory figure is per device of the ``t`` that tensor parallelism spreads the model over. Magnitudes
+are in base units: bytes, seconds, FLOPs, plain counts.
+
+Sources
+-------
+* Kwon et al. (2023), "Efficient Memory Management for Large Language Model Serving with PagedAttention",
+  SOSP '23, Sec. 3 and 4: the KV cache of one token is ``2 × layers × heads × head_dim × bytes`` (800 KB for
+  OPT-13B in FP16), kept in fixed-size blocks of ``B`` tokens (16 by default in vLLM), so a sequence wastes
+  at most one block's unfilled slots.
+* Ainslie et al. (2023), "GQA: Training Generalized Multi-Query Transformer Models from Multi-Head
+  Checkpoints": ``a_kv`` key/value heads shared by the ``a`` query heads shrink the cache by ``a/a_kv``.
+* Shoeybi et al. (2019), Megatron-LM, Sec. 3: tensor parallelism splits the attention by heads and the MLP by
+  its width. A key/value head cannot be split, so with fewer key/value heads than devices each device keeps one
+  whole head and each head is replicated ``t/a_kv`` times (vLLM's tensor-parallel QKV projection does the same).
+* Kaplan et al. (2020), "Scaling Laws for Neural Language Models", Sec. 2.1: a forward pass costs about ``2·N``
+  FLOPs per token for the weights; Chowdhery et al. (2022), PaLM, Appendix B: attention adds ``12·L·H·Q·T``
+  training FLOPs per token over a context of ``T``, a third of it forward, so ``4·L·a·d`` per attended token (the
+  scores and the weighted sum). Prefill's causal mask halves its ``s_p²`` scores.
+* vLLM's engine arguments: ``--gpu-memory-utilization`` "Default 0.9. How much VRAM usage vLLM can use"
+  (https://unsloth.ai/docs/basics/inference-and-deployment/vllm-guide/vllm-engine-arguments); "It will use 90% of
+  the total GPU memory by default to reserve space for kv cache after loading the model"
+  (https://huggingface.co/neuralmagic/Mistral-7B-Instruct-v0.3-GPTQ-4bit/discussions/1): the default
+  ``runtime_reserve`` of 0.1 is the share that leaves outside the engine. vLLM also profiles its activations
+  inside the 90 %, so 10 % is the least that is not weights or cache.
+"""
+
+from __future__ import annotations
+
+from mlsysim_nb.formula import Case
+from mlsysim_nb.model.equations import Equations, defined
+from mlsysim_nb.model.notation import Quantity, quantity
+
+__all__ = ["EQUATIONS", "NOTATION"]
+
+_D = defined
+
+_WEIGHTS = [
+    _D(
+        "split_parameters",
+        "parameters - replicated_parameters - kv_projection_parameters",
+        "Parameters tensor parallelism splits over the t devices: the Q and output projections (by heads), the "
+        "MLPs (by their width, each expert's too), the token embeddings and the output layer (by vocabulary).",
+        symbol="P_tp",
+        label="parameters split over t",
+    ),
+    _D(
+        "kv_heads_per_device",
+        "max(kv_heads / tensor_parallel, 1)",
+        "Key/value heads each device holds: a_kv/t, or 1 when there are fewer key/value heads than devices.",
+        symbol="a_kv,dev",
+        label="key/value heads per device",
+    ),
+    _D(
+        "kv_head_replicas",
+        "max(tensor_parallel / kv_heads, 1)",
+        "Devices holding a copy of each key/value head: 1 when t divides a_kv; t/a_kv when a_kv < t, each head "
+        "(its K and V projections and its cache) then replicated t/a_kv times.",
+        symbol="r_kv",
+        label="copies of each key/value head",
+    ),
+    _D(
+        "weights",
+        "weight_bytes_per_parameter * (split_parameters / tensor_parallel"
+        " + kv_projection_parameters * kv_heads_per_device / kv_heads + replicated_parameters)",
+        "Weights on one device: the split parameters' 1/t, the K and V projections of the key/value heads it "
+        "holds, and the replicated norms, router and output-width biases whole.",
+        "GB",
+        symbol="M_w",
+        label="weights",
+        base="byte",
+    ),
+]
+
+_CACHE = [
+    _D(
+        "kv_cache_per_token",
+        "2 * layers * kv_heads_per_device * head_dim * kv_bytes_per_value",
+        "Key and value of one token in every layer, for the key/value heads one device holds.",
+        "KiB",
+        symbol="m_kv",
+        label="KV cache per token",
+        base="byte",
+    ),
+    _D(
+        "kv_tokens",
+        doc="Tokens whose keys and values each sequence keeps per layer: its context, or the sliding window.",
+        cases=(
+            Case("sliding window", "min(context_length, sliding_window)", when="has_sliding_window"),
+            Case("full attention", "context_length"),
+        ),
+        note="The decode step costed holds its own token too: with a window W, W tokens. Between steps "
+        "transformers' sliding-window cache keeps W − 1 (measured in tests/measure/test_kv_cache.py).",
+        symbol="s_kv",
+        label="cached tokens per sequence",
+    ),
+    _D(
+        "kv_cache",
+        "batch_size * kv_tokens * kv_cache_per_token",
+        "Keys and values of the batch's cached tokens on one device.",
+        "GB",
+        symbol="M_kv",
+        label="KV cache",
+        base="byte",
+    ),
+    _D(
+        "blocks_per_sequence",
+        "ceil(kv_tokens / block_size)",
+        "Cache blocks each sequence takes: its cached tokens, rounded up to whole blocks.",
+        symbol="n_blk",
+        label="blocks per sequence",
+    ),
+    _D(
+        "block_waste",
+        "batch_size * (blocks_per_sequence * block_size - kv_tokens) * kv_cache_per_token",
+        "The block allocator's rounding: the unfilled slots of each sequence's last block.",
+        "MB",
+        symbol="M_waste",
+        label="block waste",
+        base="byte",
+    ),
+]
+
+_FIT = [
+    _D(
+        "reserve",
+        "runtime_reserve * capacity",
+        "What the engine keeps out of the cache on each device: activations, workspaces, the CUDA context.",
+        "GB",
+        symbol="M_res",
+        label="runtime reserve",
+        base="byte",
+    ),
+    _D(
+        "total",
+        "weights + kv_cache + block_waste + reserve",
+        "Memory one device needs: weights, KV cache, block waste and reserve.",
+        "GB",
+        symbol="M_dev",
+        label="memory per device",
+        base="byte",
+    ),
+    _D(
+        "free_memory",
+        "capacity - total",
+        "Memory left on one device (negative: by how much it overflows).",
+        "GB",
+        symbol="M_free",
+        label="free memory per device",
+        base="byte",
+    ),
+    _D(
+        "fits",
+        "total <= capacity",
+        "Whether every device holds its share: weights, KV cache, block waste and reserve within one device's memory.",
+        symbol="fits",
+        label="fits on every device",
+    ),
+    _D(
+        "kv_budget",
+        "capacity - weights - reserve",
+        "Memory one device has for cache blocks once the weights and the reserve are in.",
+        "GB",
+        symbol="M_blk",
+        label="memory for cache blocks",
+        base="byte",
+    ),
+    _D(
+        "sequence_memory",
+        "blocks_per_sequence * block_size * kv_cache_per_token",
+        "Cache one sequence takes on one device, in whole blocks.",
+        "MB",
+        symbol="m_seq",
+        label="cache per sequence",
+        base="byte",
+    ),
+    _D(
+        "max_batch_size",
+        "max(floor(kv_budget / sequence_memory), 0)",
+        "Most sequences of this context whose blocks fit beside the weights and reserve (0: none).",
+        symbol="b_max",
+        label="largest batch at this context",
+    ),
+    _D(
+        "fit_blocks",
+        "max(floor(kv_budget / (batch_size * block_size * kv_cache_per_token)), 0)",
+        "Cache blocks per sequence that fit when the batch shares the memory for blocks.",
+        symbol="n_blk,max",
+        label="blocks per sequence that fit",
+    ),
+    _D(
+        "max_context_length",
+        doc="Longest context per sequence that fits at this batch, at most the model's context window.",
+        cases=(
+            Case(
+                "sliding window: past the window every context fits",
+                "min(context_window, max(fit_blocks * block_size,"
+                " context_window * (sliding_window <= fit_blocks * block_size)))",
+                when="has_sliding_window",
+            ),
+            Case("full attention", "min(context_window, fit_blocks * block_size)"),
+        ),
+        symbol="s_max,fit",
+        label="longest context at this batch",
+    ),
+]
+
+_DECODE = [
+    _D(
+        "experts_touched",
+        "experts * (1 - max(1 - experts_per_token / experts, 0) ** batch_size)",
+        "Distinct experts per layer one decode step reads: the expected number the b tokens touch when each "
+        "picks k of the E experts uniformly at random (k at b = 1, all E for a large batch); max(·, 0) changes "
+        "nothing, as k ≤ E.",
+        note="An assumption: real routers are not uniform, so a step may read fewer distinct experts.",
+        symbol="E_b",
+        label="experts read per layer and step",
+    ),
+    _D(
+        "expert_weights",
+        "weight_bytes_per_parameter * expert_parameters / tensor_parallel",
+        "Weights of the routed experts on one device (all resident; each split over t by its width).",
+        "GB",
+        symbol="M_exp",
+        label="routed experts' weights",
+        base="byte",
+    ),
+    _D(
+        "weights_read_per_step",
+        doc="Weights one device reads per decode step: all of them for a dense model; for a mixture of experts, "
+        "the routed experts' only for the E_b of E the batch touches.",
+        unit="GB",
+        cases=(
+            Case(
+                "mixture of experts",
+                "weights - expert_weights * (1 - experts_touched / experts)",
+                when="has_experts",
+            ),
+            Case("dense", "weights"),
+        ),
+        symbol="M_w,read",
+        label="weights read per step",
+        base="byte",
+    ),
+    _D(
+        "bytes_read_per_step",
+        "weights_read_per_step + kv_cache",
+        "Bytes one device reads per decode step: the weights it uses and the batch's whole KV cache.",
+        "GB",
+        symbol="D_step",
+        label="bytes read per step",
+        base="byte",
+    ),
+    _D(
+        "decode_memory_time",
+        "bytes_read_per_step / bandwidth",
+        "The step's time if memory bandwidth alone limits it.",
+        "ms",
+        symbol="t_mem",
+        label="memory-bound step time",
+        base="second",
+    ),
+    _D(
+        "decode_flops_per_step",
+        "batch_size * (2 * active_parameters + 4 * layers * heads * head_dim * kv_tokens) / tensor_parallel",
+        "FLOPs one device does per decode step: 2 per active parameter and token, and 4·L·a·d per cached token "
+        "attended (scores and weighted sum), for each of the b sequences, split over t.",
+        "GFLOP",
+        symbol="F_step",
+        label="FLOPs per step",
+        base="FLOP",
+    ),
+    _D(
+        "decode_compute_time",
+        "decode_flops_per_step / peak_flops",
+        "The step's time if peak arithmetic alone limits it.",
+        "ms",
+        symbol="t_comp",
+        label="compute-bound step time",
+        base="second",
+    ),
+    _D(
+        "decode_time_per_token",
+        "max(decode_memory_time, decode_compute_time)",
+        "Time of one decode step, one new token for each sequence: the larger of the two bounds.",
+        "ms",
+        symbol="t_tok",
+        label="time per output token",
+        base="second",
+    ),
+    _D(
+        "memory_bound",
+        "decode_compute_time <= decode_memory_time",
+        "Whether memory bandwidth, not arithmetic, sets the decode time.",
+        symbol="[mem-bound]",
+        label="memory bandwidth sets the decode time",
+    ),
+    _D(
+        "tokens_per_second",
+        "1 / decode_time_per_token",
+        "Tokens each sequence receives per second while decoding.",
+        "1/s",
+        symbol="r_seq",
+        label="tokens per second per sequence",
+        base="1/second",
+    ),
+    _D(
+        "aggregate_tokens_per_second",
+        "batch_size * tokens_per_second",
+        "Tokens per second over the whole batch.",
+        "1/s",
+        symbol="r_all",
+        label="tokens per second, all sequences",
+        base="1/second",
+    ),
+]
+
+_PREFILL = [
+    _D(
+        "prompt_tokens",
+        doc="Tokens of each prompt: as stated, or half the context (as many generated tokens as prompt tokens).",
+        cases=(
+            Case("stated", "prompt_length", when="prompt_given"),
+            Case("half the context", "ceil(context_length / 2)"),
+        ),
+        symbol="s_p",
+        label="prompt tokens",
+    ),
+    _D(
+        "prefill_flops",
+        "batch_size * (2 * active_parameters * prompt_tokens + 2 * layers * heads * head_dim * prompt_tokens ** 2)"
+        " / tensor_parallel",
+        "FLOPs one device does for the prompts: 2 per active parameter and prompt token, and causal attention's "
+        "2·L·a·d·s_p² (half the s_p² scores), for each of the b sequences, split over t.",
+        "TFLOP",
+        symbol="F_pre",
+        label="prefill FLOPs",
+        base="FLOP",
+    ),
+    _D(
+        "prefill_time",
+        "prefill_flops / peak_flops",
+        "Time to process the prompts at peak arithmetic (prefill is compute-bound).",
+        "ms",
+        symbol="t_pre",
+        label="prefill time",
+        base="second",
+    ),
+]
+
+#: The notation of what the workload, the device and the layer table give, and of the flags the fields set.
+NOTATION: dict[str, Quantity] = {
+    "head_dim": quantity("d", "", "head dimension"),
+    "context_window": quantity("s_win", "", "the model's context window"),
+    "sliding_window": quantity("W", "", "sliding attention window"),
+    "experts": quantity("E", "", "routed experts"),
+    "experts_per_token": quantity("k", "", "experts per token"),
+    "active_parameters": quantity("P_active", "", "active parameters"),
+    "replicated_parameters": quantity("P_rep", "", "parameters every device holds whole"),
+    "kv_projection_parameters": quantity("P_kv", "", "parameters of the K and V projections"),
+    "expert_parameters": quantity("P_exp", "", "parameters of the routed experts"),
+    "peak_flops": quantity("F_peak", "FLOP/second", "peak arithmetic (dense 16-bit)"),
+    "has_sliding_window": quantity("[W]", "", "sliding-window attention"),
+    "has_experts": quantity("[E > 0]", "", "a mixture of experts"),
+    "prompt_given": quantity("[s_p given]", "", "prompt length stated"),
+}
+
+#: The serving equations, in reading order.
+EQUATIONS = Equations("the serving equations", (*_WEIGHTS, *_CACHE, *_FIT, *_DECODE, *_PREFILL), NOTATION)

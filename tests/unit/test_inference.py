@@ -1,0 +1,346 @@
+"""The serving kind: hand-worked numbers, the published figures it reproduces, and one test per refusal."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from mlsysim_nb import Q_, Hardware, InferenceMemoryScenario, Scenarios, Workloads, compare, explore, sweep
+from mlsysim_nb.errors import FieldError, NotApplicableError
+from mlsysim_nb.kinds.inference.cases import opt_13b
+from mlsysim_nb.records.workloads import Workload
+
+LLAMA8 = Workloads.configuration("llama-3.1-8b")
+LLAMA70 = Workloads.configuration("llama-3.1-70b")
+MIXTRAL = Workloads.configuration("mixtral-8x7b")
+MISTRAL = Workloads.configuration("mistral-7b")
+
+
+def _serve(workload=LLAMA8, hardware="H100", **fields):  # type: ignore[no-untyped-def]
+    return InferenceMemoryScenario(workload=workload, hardware=Hardware[hardware], **fields)
+
+
+# -- published figures ------------------------------------------------------------------------------------------
+
+
+def test_opt_13b_keeps_800_kib_per_token_and_1600_mib_per_2048_token_sequence() -> None:
+    """Kwon et al. (2023), vLLM/PagedAttention, SOSP '23, Sec. 3, quoted.
+
+    "for the 13B parameter OPT model, the KV cache of a single token demands 800 KB of space, calculated as
+    2 (key and value vectors) × 5120 (hidden state size) × 40 (number of layers) × 2 (bytes per FP16). Since OPT
+    can generate sequences up to 2048 tokens, the memory required to store the KV cache of one request can be
+    as much as 1.6 GB."  2 × 5120 × 40 × 2 = 819,200 B, which is 800 KiB exactly (819.2 kB in SI units): the
+    paper's "KB" is the binary kibibyte. 2048 tokens × 800 KiB = 1600 MiB = 1.68 GB (1.56 GiB); the paper's
+    "1.6 GB" is 1600 MiB, read in binary megabytes.
+    """
+    s = Scenarios.Opt13BPagedAttentionOnA100.variant(batch_size=1)
+    assert s.kv_cache_per_token.m_as("B") == 2 * 5120 * 40 * 2 == 819_200
+    assert s.kv_cache_per_token.m_as("KiB") == 800
+    assert s.context_length == 2048
+    assert s.kv_cache.m_as("MiB") == 1600
+    assert s.kv_cache.m_as("B") == 1_677_721_600  # 1.68 GB
+    assert s.block_waste.m_as("B") == 0  # 2048 is 128 whole blocks of 16
+
+
+def test_opt_13b_is_the_published_shape() -> None:
+    """Zhang et al. (2022), OPT, Table 1: 13B has 40 layers, 40 heads, d_model 5120; a 2048-token context."""
+    w = opt_13b()
+    assert (w.layers, w.heads, w.hidden_dim, w.context_length) == (40, 40, 5120, 2048)
+    assert 12.8e9 < w.parameters.magnitude < 12.9e9  # "13B"; the layer table counts 12.85 billion
+
+
+def test_grouped_query_attention_shrinks_the_cache_by_heads_over_kv_heads() -> None:
+    """Ainslie et al. (2023), GQA: Llama 2 70B's 8 key/value heads of 64 make a cache 8 times smaller than MHA's.
+
+    GQA is "an interpolation between multi-head and multi-query attention with single key and value heads per
+    subgroup of query heads" (Ainslie et al. 2023, Sec. 1); Llama 2 70B's 64 query heads share 8 key/value heads
+    (Touvron et al. 2023, Sec. 2.2 and Table 1), so its cache is 64/8 = 8 times smaller than multi-head's.
+    """
+    shape = {"name": "Llama 2 70B", "parameters": 68_976_648_192, "layers": 80, "hidden_dim": 8192, "heads": 64,
+             "context_length": 4096}  # fmt: skip
+    gqa = _serve(Workload(**shape, kv_heads=8), batch_size=4, context_length=4096)
+    mha = _serve(Workload(**shape), batch_size=4, context_length=4096)
+    assert mha.kv_cache.m_as("B") / gqa.kv_cache.m_as("B") == 64 / 8 == 8
+    assert gqa.kv_cache_per_token.m_as("B") == 2 * 80 * 8 * 128 * 2 == 327_680
+
+
+def test_a_7b_model_in_16_bit_reads_14_gb_per_token() -> None:
+    """Ours, hand-worked: a 7-billion-parameter model in 16-bit reads 14 GB of weights per decode step at batch 1.
+
+    The Databricks post "LLM Inference Performance Engineering: Best Practices" (2023) works this example for
+    its memory-bandwidth utilisation; its text was not in the corpora we could read, so the figure is checked
+    here as our own arithmetic: 7e9 × 2 B = 14 GB, plus the cache of the context. On an A100 80GB (2039 GB/s),
+    14 GB takes 14 / 2039 s = 6.87 ms, the floor of the time per token at batch 1.
+    """
+    s = _serve(Workloads.LLAMA2_7B, "A100_80GB", batch_size=1, context_length=1)
+    assert s.weights.m_as("B") == pytest.approx(14e9, rel=1e-3)  # 7e9 parameters: the split ones 1/1, the rest whole
+    assert s.weights_read_per_step.m_as("GB") == pytest.approx(14, rel=1e-3)
+    assert s.memory_bound
+    assert s.decode_time_per_token.m_as("ms") == pytest.approx(14e9 / 2039e9 * 1e3, rel=1e-3)
+
+
+# -- hand-worked cases --------------------------------------------------------------------------------------------
+
+
+def test_llama_3_1_8b_keeps_128_kib_per_token() -> None:
+    """2 · 32 layers · 8 KV heads · 128 · 2 B = 131,072 B = 128 KiB; 4096 tokens × 32 sequences = 16 GiB."""
+    s = Scenarios.Llama3_1_8BServeOnH100
+    assert s.kv_cache_per_token.m_as("B") == 2 * 32 * 8 * 128 * 2 == 131_072
+    assert s.kv_cache_per_token.m_as("KiB") == 128
+    assert s.kv_cache.m_as("GiB") == 32 * 4096 * 128 / 2**20 == 16
+
+
+def test_llama_3_1_70b_keeps_320_kib_per_token() -> None:
+    """2 · 80 · 8 · 128 · 2 B = 327,680 B on one device; over t = 2 each device keeps 4 KV heads, half of it."""
+    one = _serve(LLAMA70, "H100", weight_bytes_per_parameter=0.515625, batch_size=1, context_length=1024)
+    assert one.kv_cache_per_token.m_as("B") == 2 * 80 * 8 * 128 * 2 == 327_680
+    assert one.variant(tensor_parallel=2).kv_cache_per_token.m_as("B") == 327_680 / 2
+
+
+def test_max_batch_size_by_hand() -> None:
+    """Llama 3.1 8B on one H100 at 4096 tokens: (80 GiB · 0.9 − 16,060,522,496 B) / (4096 · 131,072 B) = 114.09."""
+    s = Scenarios.Llama3_1_8BServeOnH100
+    capacity = 80 * 2**30
+    weights = 2 * 8_030_261_248  # every parameter 2 B on one device
+    assert s.weights.m_as("B") == weights
+    per_sequence = 4096 * 131_072
+    assert s.max_batch_size == math.floor((capacity * 0.9 - weights) / per_sequence) == 114
+    assert s.variant(batch_size=114).fits
+    assert not s.variant(batch_size=115).fits
+
+
+def test_block_waste_is_the_last_block_s_empty_slots() -> None:
+    """1000 tokens in blocks of 16 take 63 blocks (1008 slots): 8 empty slots per sequence, × 128 KiB × b."""
+    s = Scenarios.Llama3_1_8BServeOnH100.variant(context_length=1000, batch_size=3)
+    assert s.blocks_per_sequence == 63
+    assert s.block_waste.m_as("B") == 3 * 8 * 131_072
+    assert s.variant(block_size=1).block_waste.m_as("B") == 0
+
+
+def test_the_reserve_is_vllm_s_ten_percent() -> None:
+    """The reserve: vLLM's gpu_memory_utilization defaults to 0.9, leaving 10 % of each device.
+
+    Source: https://unsloth.ai/docs/basics/inference-and-deployment/vllm-guide/vllm-engine-arguments,
+    "--gpu-memory-utilization: Default 0.9. How much VRAM usage vLLM can use."
+    """
+    s = Scenarios.Llama3_1_8BServeOnH100
+    assert s.runtime_reserve == 0.1
+    assert s.reserve.m_as("B") == pytest.approx(0.1 * 80 * 2**30)
+    assert s.total == s.weights + s.kv_cache + s.block_waste + s.reserve
+
+
+def test_tensor_parallel_splits_the_layer_table_s_weights() -> None:
+    """Over t = 8, Llama 3.1 70B's devices hold 1/8 of every split weight, one KV head each, and the norms whole."""
+    one = _serve(LLAMA70, "H100", weight_bytes_per_parameter=0.515625, batch_size=1, context_length=1024)
+    eight = one.variant(tensor_parallel=8)
+    norms = 80 * 2 * 8192 + 8192  # two RMSNorm scales per layer and the final one: replicated
+    assert one.magnitude("replicated_parameters") == norms
+    expected = 0.515625 * ((LLAMA70.parameters.magnitude - norms) / 8 + norms)
+    assert eight.weights.m_as("B") == pytest.approx(expected)
+    assert eight.kv_heads_per_device == 1
+    assert eight.kv_head_replicas == 1
+
+
+def test_fewer_kv_heads_than_devices_are_replicated() -> None:
+    """Llama 3.1 8B's 8 KV heads over t = 16: each device keeps 1 head, each head on 2 devices."""
+    s = Scenarios.Llama3_1_8BServeOnH100.variant(tensor_parallel=16)
+    assert s.kv_heads_per_device == 1
+    assert s.kv_head_replicas == 2
+    assert s.kv_cache_per_token.m_as("B") == 2 * 32 * 1 * 128 * 2
+    kv_projection = s.magnitude("kv_projection_parameters")
+    assert kv_projection == 32 * 2 * 4096 * 8 * 128  # wk and wv of every layer
+    split = LLAMA8.parameters.magnitude - kv_projection - s.magnitude("replicated_parameters")
+    assert s.weights.m_as("B") == pytest.approx(
+        2 * (split / 16 + kv_projection / 8 + s.magnitude("replicated_parameters"))
+    )
+
+
+def test_a_sliding_window_caps_the_cached_tokens() -> None:
+    """Mistral 7B's 4096-token window: at 16,384 tokens each layer keeps 4096; every context then fits."""
+    s = _serve(MISTRAL, batch_size=2, context_length=16384)
+    assert s.kv_tokens == 4096
+    assert s.kv_cache.m_as("B") == 2 * 4096 * 2 * 32 * 8 * 128 * 2
+    assert s.max_context_length == 32768  # the model's context window: past the window nothing grows
+    short = s.variant(context_length=1000)
+    assert short.kv_tokens == 1000
+
+
+def test_the_mixture_of_experts_reads_the_experts_its_tokens_touch() -> None:
+    """E·(1 − (1 − k/E)^b) distinct experts per layer: k = 2 at b = 1; 8·(1 − 0.75^16) = 7.92 at b = 16."""
+    s = Scenarios.Mixtral8x7BServeOn2H100
+    assert s.variant(batch_size=1).experts_touched == pytest.approx(2)
+    assert s.experts_touched == pytest.approx(8 * (1 - 0.75**16))
+    one = s.variant(batch_size=1)
+    unread = one.expert_weights * (1 - 2 / 8)
+    assert one.weights_read_per_step.m_as("B") == pytest.approx((one.weights - unread).m_as("B"))
+    assert s.weights.m_as("B") == pytest.approx(2 * MIXTRAL.parameters.magnitude / 2, rel=1e-4)
+
+
+def test_a_dense_model_reads_every_weight_and_the_cache() -> None:
+    """Dense: bytes read per step = weights + KV cache; time = the larger of the two bounds."""
+    s = Scenarios.Llama3_1_8BServeOnH100
+    assert s.bytes_read_per_step == s.weights + s.kv_cache
+    assert s.decode_memory_time.m_as("s") == pytest.approx(s.bytes_read_per_step.m_as("B") / 3.35e12)
+    assert s.decode_time_per_token == max(s.decode_memory_time, s.decode_compute_time)
+    assert s.aggregate_tokens_per_second.m_as("1/s") == pytest.approx(32 * s.tokens_per_second.m_as("1/s"))
+    big = s.variant(batch_size=2048, context_length=16)
+    assert not big.memory_bound  # 2048 sequences of 16 tokens: the arithmetic sets the time
+
+
+def test_prefill_is_compute_bound_and_defaults_to_half_the_context() -> None:
+    """Prefill FLOPs: b·(2·P_active·s_p + 2·L·a·d·s_p²)/t over the peak; s_p = ⌈s/2⌉ unless stated."""
+    s = Scenarios.Llama3_1_8BServeOnH100
+    assert s.prompt_tokens == 2048
+    p = 8_030_261_248
+    flops = 32 * (2 * p * 2048 + 2 * 32 * 32 * 128 * 2048**2)
+    assert s.prefill_flops.m_as("FLOP") == pytest.approx(flops)
+    assert s.prefill_time.m_as("s") == pytest.approx(flops / 989e12)
+    assert s.variant(prompt_length=100).prompt_tokens == 100
+
+
+# -- refusals -----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "rule"),
+    [
+        ({"context_length": 131073}, "context_length", "context window of 131,072"),
+        ({"batch_size": 0}, "batch_size", "at least 1"),
+        ({"batch_size": 2**17}, "batch_size", "at most 65,536"),
+        ({"weight_bytes_per_parameter": 0.1}, "weight_bytes_per_parameter", "at least 0.125 B"),
+        ({"weight_bytes_per_parameter": 5}, "weight_bytes_per_parameter", "at most 4"),
+        ({"kv_bytes_per_value": 0.2}, "kv_bytes_per_value", "at least 0.25 B"),
+        ({"tensor_parallel": 3}, "tensor_parallel", "must divide the 32 attention heads"),
+        ({"prompt_length": 4097}, "prompt_length", "at most context_length"),
+        ({"runtime_reserve": 0.95}, "runtime_reserve", "at most 0.9"),
+        ({"block_size": 0}, "block_size", "at least 1"),
+    ],
+)
+def test_a_bad_field_is_refused_by_name(changes: dict[str, object], field: str, rule: str) -> None:
+    """Each refusal names the field and the rule."""
+    with pytest.raises(FieldError, match=rule) as err:
+        Scenarios.Llama3_1_8BServeOnH100.variant(**changes)
+    assert err.value.field == field
+
+
+def test_kv_heads_that_t_neither_divides_nor_is_a_multiple_of_are_refused() -> None:
+    """12 heads, 4 KV heads: t = 6 divides the heads but neither divides 4 nor is a multiple of it."""
+    w = Workload(name="toy", parameters=10**8, layers=4, hidden_dim=768, heads=12, kv_heads=4, context_length=2048)
+    with pytest.raises(FieldError, match="4 key/value heads") as err:
+        _serve(w, tensor_parallel=6, context_length=1024)
+    assert err.value.field == "tensor_parallel"
+    assert _serve(w, tensor_parallel=12, context_length=1024).kv_head_replicas == 3
+
+
+def test_a_workload_without_attention_shape_is_refused_with_what_it_needs() -> None:
+    """A workload with no heads cannot size a KV cache: the refusal says what it needs."""
+    with pytest.raises(FieldError, match="needs the attention shape") as err:
+        _serve(Workloads.HYPOTHETICAL_8B)
+    assert err.value.field == "workload"
+
+
+def test_a_shorter_context_window_is_blamed_on_the_new_workload() -> None:
+    """Swapping in OPT-13B (2048 tokens) under a 4096-token context blames the workload."""
+    with pytest.raises(FieldError, match="context window") as err:
+        Scenarios.Llama3_1_8BServeOnH100.variant(workload=opt_13b())
+    assert err.value.field == "workload"
+
+
+def test_latent_attention_configs_never_reach_the_kind() -> None:
+    """DeepSeek-V2/V3's multi-head latent attention is refused by from_hf_config, naming it as not modelled."""
+    config = {"model_type": "deepseek_v3", "kv_lora_rank": 512, "hidden_size": 7168, "num_attention_heads": 128}
+    with pytest.raises(FieldError, match="multi-head latent attention"):
+        Workload.from_hf_config(config)
+
+
+def test_a_device_without_peak_flops_gives_no_speed() -> None:
+    """The memory figures stand; the decode time says it needs the device's peak FLOPS."""
+    from mlsysim_nb.records.hardware import HardwareNode, Memory
+
+    bare = HardwareNode(name="bare", memory=Memory(Hardware.H100.memory.capacity, Hardware.H100.memory.bandwidth))
+    s = Scenarios.Llama3_1_8BServeOnH100.variant(hardware=bare)
+    assert s.fits
+    with pytest.raises(NotApplicableError, match="peak_flops"):
+        _ = s.decode_time_per_token
+    assert "speed not known" in str(s.headline())
+
+
+# -- views ----------------------------------------------------------------------------------------------------------
+
+
+def test_every_case_renders_with_its_chart_and_verdict() -> None:
+    """HTML with the chart, text and Markdown for each serving case; the verdict answers fit, how many, how fast."""
+    for name in Scenarios.names(InferenceMemoryScenario):
+        s = Scenarios[name]
+        html = s._repr_html_()
+        assert "msn-chart" in html
+        assert "kv_cache_per_token" in s.to_text()
+        assert "max_batch_size" in s.to_markdown().replace("\\_", "_")
+        verdict = str(s.headline())
+        assert "fits" in verdict
+        assert "at most" in verdict
+        assert "ms per token" in verdict
+        chart = s.memory_chart()
+        assert set(chart.bars[0][1]) == {"weights", "KV cache", "block waste", "reserve", "free"}
+
+
+def test_compare_sweep_and_explore() -> None:
+    """compare() lines up the cache; sweep() over batch × context fits as variant() does; explore() drives t."""
+    s = Scenarios.Llama3_1_8BServeOnH100
+    table = dict(compare(s, s.variant(kv_bytes_per_value=1)).table())
+    assert "kv_cache" in table
+    batches, contexts = [1, 16, 64, 128, 256], [512, 4096, 16384]
+    result = sweep(s, batch_size=batches, context_length=contexts)
+    fits = result.fits()
+    expected = np.array([[bool(s.variant(batch_size=b, context_length=c).fits) for c in contexts] for b in batches])
+    np.testing.assert_array_equal(expected, fits)
+    assert fits.any() and not fits.all()
+    panel = explore(s)
+    panel.set("tensor_parallel", 2)
+    assert panel.scenario.tensor_parallel == 2
+    assert Q_(64, "KiB") == panel.scenario.kv_cache_per_token
+
+
+# -- the equations --------------------------------------------------------------------------------------------------
+
+#: FLOP counts: "2 FLOPs per parameter" is a count the formula writes as a number, so these are given in FLOPs
+_FLOPS = {"decode_flops_per_step", "prefill_flops"}
+_BOOLEAN = {"fits", "memory_bound"}
+
+
+@pytest.mark.parametrize("name", InferenceMemoryScenario.EQUATIONS.names)
+def test_formula_dimensions_are_consistent(name: str) -> None:
+    """Each formula on pint quantities of the declared base units gives its declared unit (FLOP counts aside)."""
+    from mlsysim_nb.units import ureg
+
+    formulas, notation = InferenceMemoryScenario.EQUATIONS.formulas, InferenceMemoryScenario.notation()
+    flags = {"has_sliding_window": True, "has_experts": True, "prompt_given": False}
+
+    def get(key: str):  # type: ignore[no-untyped-def]
+        if key in flags:
+            return flags[key]
+        if key in formulas and key != name and key not in _FLOPS:
+            return formulas[key].evaluate(get)
+        base = notation[key].base
+        return Q_(3.0, base) if base else 3.0
+
+    if name in _FLOPS:
+        return
+    declared = notation[name].base
+    want = ureg.Unit(declared).dimensionality if declared else ureg.dimensionless.dimensionality
+    for case in formulas[name].cases:
+        value = case.compiled(get)
+        if name in _BOOLEAN:
+            assert isinstance(value, bool), name
+            continue
+        got = value.dimensionality if hasattr(value, "dimensionality") else ureg.dimensionless.dimensionality
+        assert want == got, f"{name} ({case.label}): {got} != {want}"
+
+
+def test_the_branching_formulas_are_few_and_listed() -> None:
+    """Only these serving formulas choose between expressions, each on a flag the scenario sets."""
+    formulas = InferenceMemoryScenario.EQUATIONS.formulas
+    branching = sorted(n for n, f in formulas.items() if f.is_branching)
+    assert branching == ["kv_tokens", "max_context_length", "prompt_tokens", "weights_read_per_step"]
