@@ -122,11 +122,13 @@ def test_block_waste_is_the_last_block_s_empty_slots() -> None:
 def test_the_reserve_is_vllm_s_ten_percent() -> None:
     """The reserve: vLLM's gpu_memory_utilization defaults to 0.9, leaving 10 % of each device.
 
-    Source: https://unsloth.ai/docs/basics/inference-and-deployment/vllm-guide/vllm-engine-arguments,
-    "--gpu-memory-utilization: Default 0.9. How much VRAM usage vLLM can use."
+    Source: vLLM's ``EngineArgs`` (``vllm/engine/arg_utils.py``, the 0.6 releases), ``gpu_memory_utilization:
+    float = 0.90`` and ``block_size: int = 16``, the defaults this kind takes for ``runtime_reserve`` and
+    ``block_size``.
     """
     s = Scenarios.Llama3_1_8BServeOnH100
     assert s.runtime_reserve == 0.1
+    assert s.block_size == 16
     assert s.reserve.m_as("B") == pytest.approx(0.1 * 80 * 2**30)
     assert s.total == s.weights + s.kv_cache + s.block_waste + s.reserve
 

@@ -18,12 +18,11 @@ Sources
   FLOPs per token for the weights; Chowdhery et al. (2022), PaLM, Appendix B: attention adds ``12·L·H·Q·T``
   training FLOPs per token over a context of ``T``, a third of it forward, so ``4·L·a·d`` per attended token (the
   scores and the weighted sum). Prefill's causal mask halves its ``s_p²`` scores.
-* vLLM's engine arguments: ``--gpu-memory-utilization`` "Default 0.9. How much VRAM usage vLLM can use"
-  (https://unsloth.ai/docs/basics/inference-and-deployment/vllm-guide/vllm-engine-arguments); "It will use 90% of
-  the total GPU memory by default to reserve space for kv cache after loading the model"
-  (https://huggingface.co/neuralmagic/Mistral-7B-Instruct-v0.3-GPTQ-4bit/discussions/1): the default
-  ``runtime_reserve`` of 0.1 is the share that leaves outside the engine. vLLM also profiles its activations
-  inside the 90 %, so 10 % is the least that is not weights or cache.
+* vLLM's engine arguments, in its own source (``EngineArgs`` in ``vllm/engine/arg_utils.py`` of
+  vllm-project/vllm, the 0.6 releases): ``block_size: int = 16`` and ``gpu_memory_utilization: float = 0.90``, the
+  share of each device the engine takes for the weights, its profiled activations and the cache blocks. The default
+  ``runtime_reserve`` of 0.1 is the share left outside it; the activations vLLM measures inside its 90 % are not
+  counted here, so the largest batch is an upper bound on vLLM's.
 """
 
 from __future__ import annotations
