@@ -106,6 +106,13 @@ def _cases() -> dict[str, Factory]:
             workload=llama70, hardware="H100", weight_bytes_per_parameter=_INT4, tensor_parallel=2, batch_size=32,
             context_length=8192,
         ),
+        "Llama3_1_70BInt4ServeOn8H100": case(
+            _serve, "Llama 3.1 70B served in 4-bit on 8 H100",
+            "The eight-GPU server of the 16-bit case with 4-bit weights (4.125 bits with the group scales): 4.5 GB of "
+            "weights per device, so almost all of each device is cache; 64 sequences of 8,192 tokens.",
+            workload=llama70, hardware="H100", weight_bytes_per_parameter=_INT4, tensor_parallel=8, batch_size=64,
+            context_length=8192,
+        ),
         "Mixtral8x7BServeOn2H100": case(
             _serve, "Mixtral 8x7B served in 16-bit on 2 H100",
             "All 8 experts of every layer resident (46.7 billion parameters, 93.4 GB, split over t = 2); a decode "
