@@ -138,6 +138,37 @@ def _optional_rows(t: Any) -> list[tuple[str, float | None, float | None]]:
     return rows
 
 
+def serving_rows() -> list[tuple[str, float | None, float | None]]:
+    """The serving kind, ours only (the reference has no serving model): one evaluation, a fit map, a control."""
+    import numpy as np
+
+    from mlsysim_nb import Scenarios, sweep
+    from mlsysim_nb.live.explorer import explore
+
+    base = Scenarios.Llama3_1_70BServeOn8H100
+    names = sweep(base, batch_size=[1]).names()
+
+    def evaluate() -> None:
+        s = base.variant(batch_size=65)
+        for name in names:
+            s.magnitude(name)
+
+    batches, contexts = np.arange(1, 257), np.linspace(256, 131072, 256).astype(int)
+
+    def fit_map() -> None:
+        s = sweep(base, batch_size=batches, context_length=contexts)
+        s.fits()
+        s["decode_time_per_token"]
+
+    panel = explore(base)
+    sizes = iter([32, 64] * 10_000)
+    return [
+        ("serving: variant() and every quantity", median_time(evaluate), None),
+        ("serving: fit map of 256 batches x 256 contexts (65,536)", median_time(fit_map, repeat=5), None),
+        ("serving: one control change", median_time(lambda: panel.set("batch_size", next(sizes)), repeat=5), None),
+    ]
+
+
 SWEEP_SIZE = 100_000
 REFERENCE_SAMPLE = 500
 
@@ -199,7 +230,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--first-runs", type=int, default=7, help="fresh processes for time to first answer")
     args = parser.parse_args()
-    rows = full_evaluation(args.first_runs) + sweep_rows()
+    rows = full_evaluation(args.first_runs) + sweep_rows() + serving_rows()
     cpu = platform.processor() or platform.machine()
     print(f"Benchmarks, {datetime.now(UTC).date().isoformat()}, Python {platform.python_version()}, {cpu}, medians\n")
     print(table(rows))
