@@ -253,6 +253,8 @@ class InferenceMemoryScenario(InferenceView, Scenario):
     max_context_length = derived("max_context_length", post=lambda v: v.astype(np.int64) if is_array(v) else int(v))
     # -- decode
     experts_touched = derived("experts_touched")
+    lookup_weights = derived("lookup_weights")
+    multiplied_parameters = derived("multiplied_parameters")
     expert_weights = derived("expert_weights")
     weights_read_per_step = derived("weights_read_per_step")
     bytes_read_per_step = derived("bytes_read_per_step")

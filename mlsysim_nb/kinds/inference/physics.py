@@ -20,8 +20,9 @@ Sources
   scores and the weighted sum). Prefill's causal mask halves its ``s_p²`` scores.
 * vLLM's engine arguments, in its own source (``EngineArgs`` in ``vllm/engine/arg_utils.py`` of
   vllm-project/vllm, the 0.6 releases): ``block_size: int = 16`` and ``gpu_memory_utilization: float = 0.90``, the
-  share of each device the engine takes for the weights, its profiled activations and the cache blocks. The default
-  ``runtime_reserve`` of 0.1 is the share left outside it; the activations vLLM measures inside its 90 % are not
+  share of each device the engine takes for the weights, its profiled activations and the cache blocks (its
+  current ``CacheConfig``, docs.vllm.ai, defaults to 0.92). The default ``runtime_reserve`` of 0.1 is the share
+  the 0.90 leaves outside it; the activations vLLM measures inside its 90 % are not
   counted here, so the largest batch is an upper bound on vLLM's.
 """
 
@@ -226,17 +227,28 @@ _DECODE = [
         base="byte",
     ),
     _D(
+        "lookup_weights",
+        "weight_bytes_per_parameter * (lookup_split_parameters / tensor_parallel + lookup_replicated_parameters)",
+        "Weights of the lookup tables on one device: the token embeddings when the output layer has its own "
+        "weights, and learned position embeddings (the vocabulary axis split over t). A step reads only the "
+        "rows of its b tokens, b·h values, which the model counts as nothing.",
+        "GB",
+        symbol="M_lookup",
+        label="lookup tables' weights",
+        base="byte",
+    ),
+    _D(
         "weights_read_per_step",
-        doc="Weights one device reads per decode step: all of them for a dense model; for a mixture of experts, "
-        "the routed experts' only for the E_b of E the batch touches.",
+        doc="Weights one device reads per decode step: all but the lookup tables for a dense model; for a "
+        "mixture of experts, the routed experts' only for the E_b of E the batch touches.",
         unit="GB",
         cases=(
             Case(
                 "mixture of experts",
-                "weights - expert_weights * (1 - experts_touched / experts)",
+                "weights - lookup_weights - expert_weights * (1 - experts_touched / experts)",
                 when="has_experts",
             ),
-            Case("dense", "weights"),
+            Case("dense", "weights - lookup_weights"),
         ),
         symbol="M_w,read",
         label="weights read per step",
@@ -261,10 +273,18 @@ _DECODE = [
         base="second",
     ),
     _D(
+        "multiplied_parameters",
+        "active_parameters - lookup_split_parameters - lookup_replicated_parameters",
+        "Parameters each token multiplies: the active ones less the lookup tables, which a token only indexes "
+        "(Kaplan et al.'s 2N counts N without the embeddings).",
+        symbol="P_mul",
+        label="parameters a token multiplies",
+    ),
+    _D(
         "decode_flops_per_step",
-        "batch_size * (2 * active_parameters + 4 * layers * heads * head_dim * kv_tokens) / tensor_parallel",
-        "FLOPs one device does per decode step: 2 per active parameter and token, and 4·L·a·d per cached token "
-        "attended (scores and weighted sum), for each of the b sequences, split over t.",
+        "batch_size * (2 * multiplied_parameters + 4 * layers * heads * head_dim * kv_tokens) / tensor_parallel",
+        "FLOPs one device does per decode step: 2 per multiplied parameter and token, and 4·L·a·d per cached "
+        "token attended (scores and weighted sum), for each of the b sequences, split over t.",
         "GFLOP",
         symbol="F_step",
         label="FLOPs per step",
@@ -328,9 +348,9 @@ _PREFILL = [
     ),
     _D(
         "prefill_flops",
-        "batch_size * (2 * active_parameters * prompt_tokens + 2 * layers * heads * head_dim * prompt_tokens ** 2)"
+        "batch_size * (2 * multiplied_parameters * prompt_tokens + 2 * layers * heads * head_dim * prompt_tokens ** 2)"
         " / tensor_parallel",
-        "FLOPs one device does for the prompts: 2 per active parameter and prompt token, and causal attention's "
+        "FLOPs one device does for the prompts: 2 per multiplied parameter and prompt token, and causal attention's "
         "2·L·a·d·s_p² (half the s_p² scores), for each of the b sequences, split over t.",
         "TFLOP",
         symbol="F_pre",
@@ -359,6 +379,8 @@ NOTATION: dict[str, Quantity] = {
     "replicated_parameters": quantity("P_rep", "", "parameters every device holds whole"),
     "kv_projection_parameters": quantity("P_kv", "", "parameters of the K and V projections"),
     "expert_parameters": quantity("P_exp", "", "parameters of the routed experts"),
+    "lookup_split_parameters": quantity("P_lookup,tp", "", "parameters of the lookup tables split over t"),
+    "lookup_replicated_parameters": quantity("P_lookup,rep", "", "parameters of the lookup tables every device holds"),
     "peak_flops": quantity("F_peak", "FLOP/second", "peak arithmetic (dense 16-bit)"),
     "has_sliding_window": quantity("[W]", "", "sliding-window attention"),
     "has_experts": quantity("[E > 0]", "", "a mixture of experts"),

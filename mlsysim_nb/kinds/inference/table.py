@@ -9,6 +9,11 @@ output layer (:func:`mlsysim_nb.layers.model_weights`) is sorted by its shape, n
   (``v``: the token embeddings and the output layer) is split over the ``t`` devices, as Megatron-LM's
   column- and row-parallel layers and vocabulary-parallel embeddings split them (Shoeybi et al. 2019, Sec. 3);
 * every other row (the norms' scales, the router, a bias of width ``h``) is replicated on every device.
+
+A lookup table (the token embeddings when the output layer has weights of its own, learned position
+embeddings) is resident but read per decode step only in the rows of the batch's tokens: its parameters are
+counted apart (split over ``t`` by the vocabulary, or replicated), so that a step's read can leave them out.
+When the embeddings are tied, the table is the output layer too, which every step reads whole.
 """
 
 from __future__ import annotations
@@ -24,28 +29,44 @@ __all__ = ["parameter_groups"]
 _SPLIT_AXES = frozenset({"a", "f", "v"})
 
 
+#: the model-level rows a decode step reads only where the batch's tokens index them
+_LOOKUPS = frozenset({"embedding", "positions"})
+
+
 @lru_cache(maxsize=256)
-def _groups(arch: Architecture, layer_count: int) -> tuple[int, int, int]:
+def _groups(arch: Architecture, layer_count: int) -> tuple[int, int, int, int, int]:
     dims = arch.dims(1, 1)
-    replicated = kv_projection = experts = 0
+    replicated = kv_projection = experts = lookup_split = lookup_replicated = 0
     for rows, times in ((layers.layer_weights(arch), layer_count), (layers.model_weights(arch), 1)):
         for row in rows:
             count = row.parameters(dims) * times
+            split = bool(_SPLIT_AXES & set(row.shape))
             if "kv" in row.shape:
                 kv_projection += count
-            elif not _SPLIT_AXES & set(row.shape):
+            elif not split:
                 replicated += count
             if row.per_expert:
                 experts += count
-    return replicated, kv_projection, experts
+            if times == 1 and row.key in _LOOKUPS and not (row.key == "embedding" and arch.tied):
+                if split:
+                    lookup_split += count
+                else:
+                    lookup_replicated += count
+    return replicated, kv_projection, experts, lookup_split, lookup_replicated
 
 
 def parameter_groups(workload: Any) -> dict[str, int]:
-    """``replicated_parameters``, ``kv_projection_parameters`` and ``expert_parameters`` of ``workload``."""
+    """The parameter groups the serving equations split or leave out, by name.
+
+    ``replicated_parameters``, ``kv_projection_parameters``, ``expert_parameters``, and the lookup tables'
+    ``lookup_split_parameters`` (split over t) and ``lookup_replicated_parameters``.
+    """
     arch = workload.architecture()
-    replicated, kv_projection, experts = _groups(arch, int(workload.layers))
+    replicated, kv_projection, experts, lookup_split, lookup_replicated = _groups(arch, int(workload.layers))
     return {
         "replicated_parameters": replicated,
         "kv_projection_parameters": kv_projection,
         "expert_parameters": experts,
+        "lookup_split_parameters": lookup_split,
+        "lookup_replicated_parameters": lookup_replicated,
     }

@@ -52,9 +52,11 @@ _SECTIONS = (
     _S(
         "Decode: one token for every sequence per step",
         _steps(
+            "lookup_weights",
             "weights_read_per_step",
             "bytes_read_per_step",
             "decode_memory_time",
+            "multiplied_parameters",
             "decode_flops_per_step",
             "decode_compute_time",
             "decode_time_per_token",
@@ -87,11 +89,12 @@ _NOTES = (
         (
             "Every weight at the stated width (a 4-bit format's group scales counted in the width: 4 bits plus "
             "a 16-bit scale per 128 weights is 4.125 bits); the step costed is the last, each sequence holding "
-            "its whole context; every weight a step uses is read once per step, the token embedding table "
-            "counted whole; a mixture of experts' tokens pick their experts uniformly at random, so b tokens "
+            "its whole context; every weight a step uses is read once per step, a lookup table (token "
+            "embeddings untied from the output layer, learned positions) only in its tokens' rows, counted as "
+            "nothing; a mixture of experts' tokens pick their experts uniformly at random, so b tokens "
             "touch E·(1 − (1 − k/E)^b) distinct experts per layer (k at b = 1); peak bandwidth and peak FLOPS "
             "are reached. The reserve default, 10 % of each device, is what vLLM's default "
-            "gpu_memory_utilization of 0.9 leaves outside the engine's budget; the activations vLLM profiles "
+            "gpu_memory_utilization of 0.9 leaves outside the engine's budget (0.92 in its current releases); the activations vLLM profiles "
             "inside that budget are not counted, so the largest batch is an upper bound."
         ),
     ),
