@@ -94,7 +94,8 @@ _NOTES = (
             "nothing; a mixture of experts' tokens pick their experts uniformly at random, so b tokens "
             "touch E·(1 − (1 − k/E)^b) distinct experts per layer (k at b = 1); peak bandwidth and peak FLOPS "
             "are reached. The reserve default, 10 % of each device, is what vLLM's default "
-            "gpu_memory_utilization of 0.9 leaves outside the engine's budget (0.92 in its current releases); the activations vLLM profiles "
+            "gpu_memory_utilization of 0.9 leaves outside the engine's budget (0.92 in its current "
+            "releases); the activations vLLM profiles "
             "inside that budget are not counted, so the largest batch is an upper bound."
         ),
     ),
