@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from mlsysim_nb import ActivationMemoryScenario, Hardware, ParallelTrainingScenario, Scenarios, TrainingStateFitScenario, Workloads
+from mlsysim_nb import (
+    ActivationMemoryScenario,
+    Hardware,
+    ParallelTrainingScenario,
+    Scenarios,
+    TrainingStateFitScenario,
+    Workloads,
+)
 from mlsysim_nb.exercises import WrongAnswer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -16,10 +23,16 @@ ROOT = Path(__file__).resolve().parents[2]
 PLAN = Scenarios.Llama3_8BZero3On8H100
 #: the worked example's run: another model and goal than the walk's (Llama 2 7B, full fine-tune, 2 A100 80GB)
 WORKED = ParallelTrainingScenario(
-    state=TrainingStateFitScenario(workload=Workloads.LLAMA2_7B, hardware=Hardware["A100_80GB"], bytes_per_value=2,
-                                   optimizer_bytes_per_parameter=8, master_bytes_per_parameter=4),
+    state=TrainingStateFitScenario(
+        workload=Workloads.LLAMA2_7B,
+        hardware=Hardware["A100_80GB"],
+        bytes_per_value=2,
+        optimizer_bytes_per_parameter=8,
+        master_bytes_per_parameter=4,
+    ),
     activations=ActivationMemoryScenario(workload=Workloads.LLAMA2_7B, micro_batch=1, seq_len=4096),
-    data_parallel=2, zero_stage=3,
+    data_parallel=2,
+    zero_stage=3,
 )
 
 
