@@ -8,11 +8,32 @@ from typing import Any
 
 import pytest
 
-from mlsysim_nb import Scenarios
+from mlsysim_nb import (
+    ActivationMemoryScenario,
+    Hardware,
+    ParallelTrainingScenario,
+    Scenarios,
+    TrainingStateFitScenario,
+    Workloads,
+)
+from mlsysim_nb.exercises import WrongAnswer
 
 ROOT = Path(__file__).resolve().parents[2]
 (CAPSTONE,) = sorted((ROOT / "notebooks").glob("11_*.ipynb"))
 PLAN = Scenarios.Llama3_8BZero3On8H100
+#: the worked example's run: another model and goal than the walk's (Llama 2 7B, full fine-tune, 2 A100 80GB)
+WORKED = ParallelTrainingScenario(
+    state=TrainingStateFitScenario(
+        workload=Workloads.LLAMA2_7B,
+        hardware=Hardware["A100_80GB"],
+        bytes_per_value=2,
+        optimizer_bytes_per_parameter=8,
+        master_bytes_per_parameter=4,
+    ),
+    activations=ActivationMemoryScenario(workload=Workloads.LLAMA2_7B, micro_batch=1, seq_len=4096),
+    data_parallel=2,
+    zero_stage=3,
+)
 
 
 def _cells() -> list[dict[str, Any]]:
@@ -45,11 +66,23 @@ def test_walk_quotes_the_smallest_zero3_layout() -> None:
     assert f"all {PLAN.variant(zero_stage=2).weights_per_device.m_as('GB'):.2f} GB of 16-bit weights" in text
 
 
+def _solution_namespace() -> dict[str, Any]:
+    """The answer cell of exercise 11.4 run as the instructor's notebook runs it."""
+    (cell,) = [c for c in _cells() if c["metadata"].get("nbgrader", {}).get("grade_id") == "answer_11_4"]
+    namespace: dict[str, Any] = {"Workloads": Workloads, "Hardware": Hardware}
+    exec("".join(cell["source"]), namespace)  # noqa: S102 - our own notebook
+    return namespace
+
+
 def test_worked_plan_quotes_its_scenarios() -> None:
     """The worked example's memory, headroom and traffic are the package's, for stage 3 and the rejected stage 2."""
-    chosen, rejected = PLAN.variant(data_parallel=4), PLAN.variant(data_parallel=4, zero_stage=2)
-    capacity = PLAN.hardware.memory.capacity
+    chosen, rejected = WORKED, WORKED.variant(zero_stage=2)
+    capacity = WORKED.hardware.memory.capacity
     assert chosen.training_fits and rejected.training_fits
+    assert chosen.state.workload.name != PLAN.state.workload.name  # not the walk's model and goal
+    solution = _solution_namespace()
+    assert repr(solution["my_run"]) == repr(WORKED)
+    assert solution["answer_11_4"] == chosen.device_memory_share
     text = _manual("explain_11_4_plan")
     assert f"= {chosen.state_per_device.m_as('GB'):.2f} GB" in text
     assert f"activations {chosen.activations_per_device.m_as('GB'):.2f} GB: {_gb(chosen.total_per_device)}" in text
@@ -61,18 +94,51 @@ def test_worked_plan_quotes_its_scenarios() -> None:
     assert f"stage 3's {chosen.data_parallel_traffic.m_as('GB'):.2f} GB" in text
     assert f"leaves {(capacity - rejected.total_per_device).m_as('GB'):.1f} GB" in text
     assert chosen.zero_traffic_multiple == pytest.approx(1.5) and "1.5 times" in text
-    assert PLAN.variant(data_parallel=4, zero_stage=2, recompute="full").device_memory_share < 0.9
+    full = WORKED.variant(zero_stage=2, recompute="full")
+    assert full.device_memory_share < 0.9
+    assert f"({full.total_per_device.m_as('GB'):.2f} GB, {full.device_memory_share * 100:.0f} %)" in text
+
+
+def _run_check(my_run: Any, answer: Any) -> None:
+    """The hidden test of exercise 11.4, run on a given run and answer."""
+    (cell,) = [c for c in _cells() if c["metadata"].get("nbgrader", {}).get("grade_id") == "check_11_4"]
+    hidden = "".join(cell["source"]).split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
+    exec(hidden, {"my_run": my_run, "answer_11_4": answer})  # noqa: S102 - our own notebook
+
+
+def test_the_run_is_graded_from_my_run() -> None:
+    """The autograded point: my_run on at most 16 devices within 90 % of a device, and its own share as the answer."""
+    _run_check(WORKED, WORKED.device_memory_share)
+    _run_check(WORKED, round(WORKED.device_memory_share, 3))  # the share as read from the summary
+    too_full = WORKED.variant(zero_stage=2)  # fits, but with less than 10 % to spare
+    too_many = PLAN.variant(data_parallel=32)  # fits, on more devices than the budget
+    assert too_full.training_fits and too_full.device_memory_share > 0.9
+    assert too_many.devices > 16 and too_many.device_memory_share <= 0.9
+    for run in (too_full, too_many):
+        with pytest.raises(WrongAnswer):
+            _run_check(run, run.device_memory_share)
+    with pytest.raises(WrongAnswer):
+        _run_check(WORKED, 0.5)  # a share that is not the run's
+    with pytest.raises(WrongAnswer):
+        _run_check(None, WORKED.device_memory_share)  # no run built
+    prompt = next(_src(c) for c in _cells() if _src(c).startswith("### Exercise 11.4"))
+    assert "must differ from the walk's" in prompt and "Formgrader" in prompt
 
 
 @pytest.mark.parametrize(("grade_id", "points"), [("explain_11_4_plan", 3), ("explain_11_4_leaves_out", 1)])
 def test_plan_is_graded_by_hand_with_a_rubric(grade_id: str, points: int) -> None:
-    """Each hand-graded cell holds, inside its solution region, a worked example and a rubric for its points."""
-    (cell,) = [c for c in _cells() if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id]
+    """Each hand-graded cell holds a worked example in its solution region; its rubric, for its points, is shown above."""
+    cells = _cells()
+    (index,) = [i for i, c in enumerate(cells) if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id]
+    cell = cells[index]
     meta = cell["metadata"]["nbgrader"]
     assert (cell["cell_type"], meta["grade"], meta["solution"], meta["points"]) == ("markdown", True, True, points)
     source = _src(cell)
     assert source.startswith("### BEGIN SOLUTION") and source.rstrip().endswith("### END SOLUTION")
-    assert "**Worked example.**" in source and f"**Rubric ({points} point" in source
+    assert "**Worked example.**" in source and "**Rubric" not in source
+    assert f"**Rubric.** {points} point" in _src(cells[index - 1])
+    if grade_id == "explain_11_4_plan":
+        assert "the walk's" in _src(cells[index - 1])  # the rubric gives no points for restating the walk
 
 
 def test_worked_example_counts_zero3_buffers_as_notebook_9_does() -> None:
@@ -80,7 +146,7 @@ def test_worked_example_counts_zero3_buffers_as_notebook_9_does() -> None:
     assert 10**9 * 2 / 1e9 == 2 and 5 * 10**8 * 2 / 1e9 == 1
     text = _manual("explain_11_4_leaves_out")
     assert "up to 2 GB plus 1 GB of 16-bit buffers per device" in text
-    assert f"not in the {PLAN.variant(data_parallel=4).total_per_device.m_as('GB'):.2f} GB" in text
+    assert f"not in the {WORKED.total_per_device.m_as('GB'):.2f} GB" in text
 
 
 def test_walk_reads_the_partition_figure() -> None:

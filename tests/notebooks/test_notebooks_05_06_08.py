@@ -77,7 +77,7 @@ def test_exercise_6_3_uses_the_papers_equations() -> None:
         for c in _cells("06_activation_checkpointing")
         if c["metadata"].get("nbgrader", {}).get("grade_id") == "check_6_3"
     )
-    assert "selective_overhead(s, 1600, 48, 50257) <= 0.05" in check.split("### BEGIN HIDDEN TESTS")[1]
+    assert "_selective_overhead(_s, 1600, 48, 50257) <= 0.05" in check.split("### BEGIN HIDDEN TESTS")[1]
     assert round(_korthikanti_overhead(1024, 1600, 48, 50257), 5) == 0.09186
     assert _korthikanti_overhead(532, 1600, 48, 50257) <= 0.05 < _korthikanti_overhead(533, 1600, 48, 50257)
 

@@ -33,7 +33,7 @@ def test_the_many_device_walk_reports_the_whole_run() -> None:
     """Notebook 09 reads training_fits for state plus activations per device, as notebook 07 does on one device."""
     code = _code("09_how_gpt3_fits")
     assert "s.training_fits" in code
-    assert ".variant(zero_stage=z).training_fits" in code  # exercise 9.3's check
+    assert ".variant(zero_stage=_z).training_fits" in code  # exercise 9.3's check
     stage_2 = G.variant(interleave=1, pipeline_parallel=1, data_parallel=8, tensor_parallel=8, zero_stage=2)
     assert stage_2.fits is True
     assert stage_2.training_fits is False  # the answer a reader of `fits` as "the run" would get wrong
