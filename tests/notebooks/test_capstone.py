@@ -1,4 +1,4 @@
-"""The capstone (notebook 11): its worked walk and its worked example quote the package's own numbers."""
+"""The capstone (notebook 12): its worked walk and its worked example quote the package's own numbers."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from mlsysim_nb import (
 from mlsysim_nb.exercises import WrongAnswer
 
 ROOT = Path(__file__).resolve().parents[2]
-(CAPSTONE,) = sorted((ROOT / "notebooks").glob("11_*.ipynb"))
+(CAPSTONE,) = sorted((ROOT / "notebooks").glob("12_*.ipynb"))
 PLAN = Scenarios.Llama3_8BZero3On8H100
 #: the worked example's run: another model and goal than the walk's (Llama 2 7B, full fine-tune, 2 A100 80GB)
 WORKED = ParallelTrainingScenario(
@@ -67,8 +67,8 @@ def test_walk_quotes_the_smallest_zero3_layout() -> None:
 
 
 def _solution_namespace() -> dict[str, Any]:
-    """The answer cell of exercise 11.4 run as the instructor's notebook runs it."""
-    (cell,) = [c for c in _cells() if c["metadata"].get("nbgrader", {}).get("grade_id") == "answer_11_4"]
+    """The answer cell of exercise 12.4 run as the instructor's notebook runs it."""
+    (cell,) = [c for c in _cells() if c["metadata"].get("nbgrader", {}).get("grade_id") == "answer_12_4"]
     namespace: dict[str, Any] = {"Workloads": Workloads, "Hardware": Hardware}
     exec("".join(cell["source"]), namespace)  # noqa: S102 - our own notebook
     return namespace
@@ -82,8 +82,8 @@ def test_worked_plan_quotes_its_scenarios() -> None:
     assert chosen.state.workload.name != PLAN.state.workload.name  # not the walk's model and goal
     solution = _solution_namespace()
     assert repr(solution["my_run"]) == repr(WORKED)
-    assert solution["answer_11_4"] == chosen.device_memory_share
-    text = _manual("explain_11_4_plan")
+    assert solution["answer_12_4"] == chosen.device_memory_share
+    text = _manual("explain_12_4_plan")
     assert f"= {chosen.state_per_device.m_as('GB'):.2f} GB" in text
     assert f"activations {chosen.activations_per_device.m_as('GB'):.2f} GB: {_gb(chosen.total_per_device)}" in text
     assert f"{chosen.device_memory_share * 100:.0f} % of the 85.9 GB (80 GiB)" in text
@@ -100,10 +100,10 @@ def test_worked_plan_quotes_its_scenarios() -> None:
 
 
 def _run_check(my_run: Any, answer: Any) -> None:
-    """The hidden test of exercise 11.4, run on a given run and answer."""
-    (cell,) = [c for c in _cells() if c["metadata"].get("nbgrader", {}).get("grade_id") == "check_11_4"]
+    """The hidden test of exercise 12.4, run on a given run and answer."""
+    (cell,) = [c for c in _cells() if c["metadata"].get("nbgrader", {}).get("grade_id") == "check_12_4"]
     hidden = "".join(cell["source"]).split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
-    exec(hidden, {"my_run": my_run, "answer_11_4": answer})  # noqa: S102 - our own notebook
+    exec(hidden, {"my_run": my_run, "answer_12_4": answer})  # noqa: S102 - our own notebook
 
 
 def test_the_run_is_graded_from_my_run() -> None:
@@ -121,11 +121,11 @@ def test_the_run_is_graded_from_my_run() -> None:
         _run_check(WORKED, 0.5)  # a share that is not the run's
     with pytest.raises(WrongAnswer):
         _run_check(None, WORKED.device_memory_share)  # no run built
-    prompt = next(_src(c) for c in _cells() if _src(c).startswith("### Exercise 11.4"))
+    prompt = next(_src(c) for c in _cells() if _src(c).startswith("### Exercise 12.4"))
     assert "must differ from the walk's" in prompt and "Formgrader" in prompt
 
 
-@pytest.mark.parametrize(("grade_id", "points"), [("explain_11_4_plan", 3), ("explain_11_4_leaves_out", 1)])
+@pytest.mark.parametrize(("grade_id", "points"), [("explain_12_4_plan", 3), ("explain_12_4_leaves_out", 1)])
 def test_plan_is_graded_by_hand_with_a_rubric(grade_id: str, points: int) -> None:
     """Each hand-graded cell holds a worked example in its solution region; its rubric, for its points, is shown above."""
     cells = _cells()
@@ -137,14 +137,14 @@ def test_plan_is_graded_by_hand_with_a_rubric(grade_id: str, points: int) -> Non
     assert source.startswith("### BEGIN SOLUTION") and source.rstrip().endswith("### END SOLUTION")
     assert "**Worked example.**" in source and "**Rubric" not in source
     assert f"**Rubric.** {points} point" in _src(cells[index - 1])
-    if grade_id == "explain_11_4_plan":
+    if grade_id == "explain_12_4_plan":
         assert "the walk's" in _src(cells[index - 1])  # the rubric gives no points for restating the walk
 
 
 def test_worked_example_counts_zero3_buffers_as_notebook_9_does() -> None:
     """Up to 2 GB plus 1 GB of buffers: 10**9 gathered and 5 x 10**8 bucketed 16-bit values."""
     assert 10**9 * 2 / 1e9 == 2 and 5 * 10**8 * 2 / 1e9 == 1
-    text = _manual("explain_11_4_leaves_out")
+    text = _manual("explain_12_4_leaves_out")
     assert "up to 2 GB plus 1 GB of 16-bit buffers per device" in text
     assert f"not in the {WORKED.total_per_device.m_as('GB'):.2f} GB" in text
 
