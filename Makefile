@@ -10,7 +10,7 @@ COURSE ?= student
 # PYTEST_ARGS: extra pytest options for `make test`, e.g. PYTEST_ARGS=--durations=20
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 
-.PHONY: lab test env test-env course-env lint unit nbval notebooks assignments student count-runs bench clean
+.PHONY: lab test env test-env course-env lint unit nbval notebooks assignments student rubrics count-runs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -65,6 +65,10 @@ notebooks: $(VENV)/.test-installed
 	$(BIN)/python scripts/execute_notebooks.py
 	$(BIN)/python scripts/check_notebooks.py notebooks
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python scripts/make_assignments.py build/course --student student
+
+# the graders' sheets: each hand-graded answer's question, rubric and model answer, build/rubrics/NN_name.md
+rubrics:
+	python3 scripts/make_rubrics.py build/rubrics
 
 # the student release with nbgrader: build/course/release/NN_name/ (solutions and hidden tests removed)
 assignments: $(VENV)/.course-installed

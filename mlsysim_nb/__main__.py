@@ -1,4 +1,4 @@
-"""Command line: ``python -m mlsysim_nb show NAME [--html FILE]`` and ``python -m mlsysim_nb list``."""
+"""Command line: ``python -m mlsysim_nb show NAME [--html FILE]``, ``list``, and ``scan-submissions PATH...``."""
 
 from __future__ import annotations
 
@@ -124,7 +124,11 @@ def _run(argv: list[str] | None) -> int:
     show.add_argument("--html", metavar="FILE", type=_html_file, help="also write a standalone HTML page of its repr")
     show.add_argument("--no-chart", action="store_true", help="leave the chart out of the HTML page")
     sub.add_parser("list", help="list the named scenarios")
+    scan = sub.add_parser("scan-submissions", help="flag submitted notebooks whose cells tamper with the grading")
+    scan.add_argument("paths", nargs="+", type=Path, help="notebooks or folders (e.g. nbgrader's submitted/)")
     args = parser.parse_args(argv)
+    if args.command == "scan-submissions":
+        return _scan(args.paths)
     if args.command == "list":
         for name, kind, title, _ in Scenarios.rows():
             print(f"{name:45} {kind:26} {title}")
@@ -142,6 +146,21 @@ def _run(argv: list[str] | None) -> int:
             return 2
         print(f"\nwrote {args.html}", file=sys.stderr)
     return 0
+
+
+def _scan(paths: list[Path]) -> int:
+    """Print each finding; exit status 1 when there is one, 2 when a path does not exist."""
+    from mlsysim_nb.submissions import scan
+
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        print(f"no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
+        return 2
+    findings = scan(paths)
+    for finding in findings:
+        print(finding)
+    print(f"{len(findings)} finding(s): read those cells before trusting their scores" if findings else "no findings")
+    return 1 if findings else 0
 
 
 if __name__ == "__main__":

@@ -22,13 +22,26 @@ hint of an exercise; the last one gives the method.
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Sequence
+import sys
+import types
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pint.errors import PintError
 
-__all__ = ["NOT_WITHIN_TOLERANCE", "WrongAnswer", "check", "hint", "predict", "require", "reveal"]
+__all__ = [
+    "NOT_GRADED",
+    "NOT_WITHIN_TOLERANCE",
+    "WrongAnswer",
+    "check",
+    "grading",
+    "hint",
+    "predict",
+    "require",
+    "reveal",
+]
 
 _HINTS: dict[str, tuple[str, ...]] = {}
 _SHOWN: dict[str, int] = {}
@@ -38,6 +51,9 @@ _RED, _BOLD, _RESET = "\x1b[31m", "\x1b[1m", "\x1b[0m"
 
 #: what a graded answer outside the tolerance is told, whatever its distance or sign
 NOT_WITHIN_TOLERANCE = "Not quite: not within tolerance of the model's value."
+
+#: what a graded answer is told when its hidden test could not compare it (the test's code is never shown)
+NOT_GRADED = "Not graded: the answer could not be compared with the model's value"
 
 #: units a slip of unit may have used instead of the one asked, by dimension
 _SIBLINGS: dict[str, tuple[str, ...]] = {
@@ -146,7 +162,11 @@ def _hint_text(label: str, hints: tuple[str, ...]) -> str:
 
 
 def _slip(got: float, want: float, unit: str | None, rel: float) -> str:
-    """The name of a unit or scale slip that turns the right value ``want`` into ``got``, or ``""``."""
+    """The name of a unit or scale slip that turns the right value ``want`` into ``got``, or ``""``.
+
+    A slip is named when ``got``, rescaled by the slip's factor, is within the exercise's tolerance ``rel``
+    of ``want``: ``64e9`` for 64.24 GB is bytes for GB, as ``64.24e9`` is.
+    """
     if want == 0 or got == 0 or (got > 0) != (want > 0):
         return ""
     ratio = got / want
@@ -162,7 +182,7 @@ def _slip(got: float, want: float, unit: str | None, rel: float) -> str:
                     f"but it is asked in {unit}"
                 )
     for factor, meaning in _SCALES if rel else ():  # a whole number off by one can look like 2**30 / 1e9
-        if math.isclose(ratio, factor, rel_tol=min(rel, 0.002), abs_tol=0):
+        if math.isclose(ratio, factor, rel_tol=rel, abs_tol=0):
             return f"a slip of scale: it looks like {meaning}"
     exponent = round(math.log10(ratio) / 3) * 3  # kilo, mega, giga...: a 10x off is no slip of a unit
     if exponent != 0 and math.isclose(ratio, 10.0**exponent, rel_tol=rel, abs_tol=0):
@@ -192,7 +212,7 @@ def _verdict(answer: Any, expected: Any, accept: tuple[Any, ...], unit: str | No
     if any(math.isclose(got, want, rel_tol=rel, abs_tol=1e-12) for want in wants):
         return True, ""
     for want in wants:
-        slip = _slip(got, want, unit, min(rel, 0.002))
+        slip = _slip(got, want, unit, rel)  # a slip is named when the answer, rescaled, would pass
         if slip:
             return False, slip
     return False, ""
@@ -266,6 +286,8 @@ def check(
     Not answered yet: replace None with your answer (in GB) and run this cell again.
     >>> check("24 GB", unit="GB")
     Answer recorded: 24 GB. It reads in GB and is positive; its value is graded when the notebook is graded.
+    >>> check(6.4e10, unit="GB")  # doctest: +ELLIPSIS
+    Answer recorded: 6.4e+10 GB. ... Note: 6.4e+10 GB is more than a petabyte; if you typed bytes, convert to GB.
     >>> check(-3, unit="GB", hints=["a nudge", "the method"])
     Traceback (most recent call last):
     ...
@@ -295,7 +317,26 @@ def check(
     said += {"positive": ["is positive"], "negative": ["is negative"]}.get(sign, [])
     listed = ", ".join(said[:-1]) + (" and " if len(said) > 1 else "") + said[-1]
     shown = f"{got:.4g}{f' {unit}' if unit else ''}"
-    print(f"Answer recorded: {shown}. It {listed}; its value is graded when the notebook is graded.")  # noqa: T201
+    graded = "its value is graded when the notebook is graded"
+    print(f"Answer recorded: {shown}. It {listed}; {graded}.{_scale_note(got, unit)}")  # noqa: T201
+
+
+#: more memory than any one exercise of the course asks about: an answer above it was likely typed in bytes
+_IMPLAUSIBLE_BYTES = 1e15
+
+
+def _scale_note(got: float, unit: str | None) -> str:
+    """A note on an answer of memory above a petabyte (the usual cause: bytes typed where GB were asked).
+
+    It depends on the answer alone, never on the expected value.
+    """
+    if unit is None or _dimension(unit) != "[information]":
+        return ""
+    from mlsysim_nb.units import Q_
+
+    if abs(float(Q_(got, unit).m_as("B"))) < _IMPLAUSIBLE_BYTES:
+        return ""
+    return f" Note: {got:.4g} {unit} is more than a petabyte; if you typed bytes, convert to {unit}."
 
 
 def require(
@@ -352,6 +393,28 @@ def require(
     ok, why = _verdict(answer, expected, tuple(accept), unit, rel)
     if not ok:
         raise WrongAnswer(f"Not quite: {why}." if why else NOT_WITHIN_TOLERANCE)
+
+
+@contextlib.contextmanager
+def grading() -> Iterator[None]:
+    """The body of a hidden test: a failure inside is one short line, never the test's code.
+
+    A :class:`WrongAnswer` passes through; any other error (a name the student's cell rebound, an answer
+    of a type nothing can compare) becomes a :class:`WrongAnswer` naming only the error's type, so that
+    the feedback a student receives never shows the hidden test's source in a traceback.
+
+    >>> with grading():  # doctest: +ELLIPSIS
+    ...     1 / 0
+    Traceback (most recent call last):
+    ...
+    mlsysim_nb.exercises.WrongAnswer: Not graded: the answer could not be compared ... (ZeroDivisionError).
+    """
+    try:
+        yield
+    except WrongAnswer:
+        raise
+    except Exception as error:  # noqa: BLE001 - every error of a hidden test must hide the test
+        raise WrongAnswer(f"{NOT_GRADED} ({type(error).__name__}).") from None
 
 
 def hint(label: str) -> None:
@@ -423,3 +486,26 @@ def reveal(actual: Any, *, name: str = "guess") -> None:
     ratio = float(guess) / value if value else math.inf
     judged = "about right" if 0.9 <= ratio <= 1.1 else (f"{ratio:.3g}x high" if ratio > 1 else f"{1 / ratio:.3g}x low")
     print(f"{said}; you guessed {float(guess):.4g}{f' {unit}' if unit else ''} ({judged}).")  # noqa: T201
+
+
+#: the names a hidden test grades with: a notebook cannot replace them on the module
+_LOCKED = frozenset({"require", "grading", "WrongAnswer", "NOT_WITHIN_TOLERANCE", "NOT_GRADED"})
+
+
+class _Exercises(types.ModuleType):
+    """The module itself, refusing to have its grading names replaced (``mlsysim_nb.exercises.require = ...``)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _LOCKED:
+            msg = f"mlsysim_nb.exercises.{name} is what the grader uses and cannot be replaced"
+            raise AttributeError(msg)
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in _LOCKED:
+            msg = f"mlsysim_nb.exercises.{name} is what the grader uses and cannot be removed"
+            raise AttributeError(msg)
+        super().__delattr__(name)
+
+
+sys.modules[__name__].__class__ = _Exercises

@@ -25,8 +25,11 @@ STUDENT_README = """\
 
 These notebooks are generated from the instructor's notebooks in `../notebooks/` by `make student`
 (nbgrader's `generate_assignment`): the exercises are blank, and no cell holds a stored output.
-Run them top to bottom; an exercise's check cell tells you whether your answer is right, and
-`hint("N.M")` gives the next hint. Do not edit them here if you want to keep your work across an
+Run them top to bottom. An exercise's check cell confirms only your answer's form (that it is
+answered, reads in the unit asked, has the right sign); its value is graded when your instructor
+grades the notebook. `hint("N.M")` gives an exercise's hints one at a time, the last one the method.
+Working alone, you find the worked solutions in the instructor's version of each notebook (the
+link is in its last cell). Do not edit the notebooks here if you want to keep your work across an
 update of the repository: copy the folder first.
 """
 

@@ -1,4 +1,6 @@
-"""Validation of field values: counts, byte sizes and rates, scalars or NumPy arrays.
+"""Validation of field values: byte sizes and rates, plain numbers and choices, scalars or NumPy arrays.
+
+Counts are checked in :mod:`mlsysim_nb.model.counts` (``check_count`` is re-exported here).
 
 A field's declaration (:func:`~mlsysim_nb.model.knob.knob`) names the checker it goes through.
 
@@ -13,15 +15,26 @@ from __future__ import annotations
 import decimal
 import functools
 import math
-import numbers
-import sys
 from typing import Any
 
 import numpy as np
 
 from mlsysim_nb.errors import FieldError, FieldUnitError, show_number
+from mlsysim_nb.model.counts import check_count
 from mlsysim_nb.model.text import parse_quantity
-from mlsysim_nb.units import Q_, dimensionality, factor, ureg
+from mlsysim_nb.model.values import (
+    FLOAT_MAX,
+    as_array,
+    as_scalar,
+    brief,
+    first_bad,
+    is_quantity,
+    is_real,
+    refuse_unrepresentable,
+    shown,
+    unrepresentable,
+)
+from mlsysim_nb.units import Q_, dimensionality, factor
 
 __all__ = [
     "check_choice",
@@ -31,220 +44,11 @@ __all__ = [
     "parse_quantity",
 ]
 
-_ARRAY_KINDS = "iuf"
-
-#: A count typed as a decimal (``Q_(8.03, "Gparam")`` is 8029999999.999999 in binary floating point)
-#: is read as the whole number it misses by at most this relative amount.
-WHOLE_NUMBER_TOLERANCE = 1e-9
-
-
-def _is_real(value: Any) -> bool:
-    """A real number of any kind (int, float, Fraction, Decimal), without narrowing the type for mypy."""
-    return isinstance(value, (numbers.Real, decimal.Decimal))
-
-
-#: The largest magnitude a float holds; a larger int, Decimal or Fraction is refused before any float().
-_FLOAT_MAX = sys.float_info.max
-
-
-def _scalar(value: Any) -> Any:
-    """NumPy scalars and 0-d arrays as Python numbers; a ``Decimal`` a float can hold as an int or float.
-
-    A ``Decimal`` that is not finite (NaN, sNaN, infinity) or too large for a float is returned
-    unchanged, for the checker to refuse with its range (:func:`_refuse_unrepresentable`).
-    """
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, decimal.Decimal) and value.is_finite() and abs(value) <= _FLOAT_MAX:
-        if value == value.to_integral_value():
-            return int(value)
-        if value == 0 or float(value) != 0:  # a Decimal too small for a float stays, to be refused
-            return float(value)
-    return value
-
-
-def _unrepresentable(value: Any) -> bool:
-    """A real number no float can stand for: NaN of a ``Decimal`` (signalling too), or beyond the float range."""
-    if isinstance(value, decimal.Decimal) and not value.is_finite():
-        return value.is_nan()
-    return not isinstance(value, float) and _is_real(value) and abs(value) > _FLOAT_MAX
-
-
-def _refuse_unrepresentable(owner: str, field: str, value: Any, bound: str, unit_text: str = "") -> None:
-    """A :class:`FieldError` naming the range (``bound``) for a value too large for a float, or a Decimal NaN."""
-    if isinstance(value, decimal.Decimal) and value.is_nan():
-        raise FieldError(owner, field, f"must be a finite number ({bound}), got {show_number(value)}")
-    finite = bound.startswith("a finite")  # no maximum: say why the number is refused
-    tail = ", too large to represent" if finite else ""
-    raise FieldError(owner, field, f"must be {bound}, got {show_number(value)}{unit_text}{tail}")
-
-
-def _brief(value: Any) -> str:
-    """A value for a message: a whole number built safely (``1e+5000``), anything else its repr cut to 60 characters."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return show_number(value)
-    try:
-        text = repr(value)
-    except Exception:  # noqa: BLE001 - a repr that fails (an int of too many digits) still gets named
-        return f"a {type(value).__name__}"
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _near_whole(value: Any) -> Any:
-    """True where ``value`` is a whole number up to float rounding (:data:`WHOLE_NUMBER_TOLERANCE`)."""
-    return np.abs(value - np.round(value)) <= WHOLE_NUMBER_TOLERANCE * np.maximum(1.0, np.abs(value))
-
-
-def _is_quantity(value: Any) -> bool:
-    return isinstance(value, ureg.Quantity)
-
-
-def _object_floats(owner: str, field: str, value: np.ndarray, check_one: Any) -> np.ndarray:
-    """An array of Python numbers as floats; an element no float can hold goes to ``check_one`` to be refused."""
-    for element in value.flat:
-        if _unrepresentable(_scalar(element)):
-            if check_one is not None:
-                check_one(element)
-            _refuse_unrepresentable(owner, field, _scalar(element), "a finite number")
-    return np.array([float(_scalar(v)) for v in value.flat]).reshape(value.shape)
-
-
-def _as_array(owner: str, field: str, value: Any, check_one: Any = None) -> np.ndarray | None:
-    """A NumPy array of numbers, or None when ``value`` is a scalar.
-
-    An element no float can hold (``10**400``, ``Decimal("sNaN")``) is passed to ``check_one``,
-    the field's scalar checker, which refuses it with the field's range.
-    """
-    if isinstance(value, (list, tuple)):
-        try:
-            value = np.asarray(value)
-        except ValueError:
-            raise FieldError(owner, field, "expected a flat sequence of numbers of one shape") from None
-    if isinstance(value, np.ndarray):
-        if value.ndim == 0:
-            return None
-        if value.dtype.kind == "O" and value.size and all(_is_real(_scalar(v)) for v in value.flat):
-            value = _object_floats(owner, field, value, check_one)
-        if value.dtype.kind not in _ARRAY_KINDS:
-            raise FieldError(owner, field, f"expected numbers, got an array of {value.dtype}")
-        if value.size == 0:
-            raise FieldError(owner, field, "got an empty array: give at least one value")
-        array: np.ndarray = value
-        return array
-    return None
-
-
-def _first_bad(array: np.ndarray, bad: np.ndarray) -> Any:
-    return array[bad].flat[0].item()
-
-
-def _got(value: Any) -> str:
-    """The offending value in a message: a float as Python writes it, any other number built safely."""
-    return repr(value) if isinstance(value, float) else show_number(value)
-
-
-@functools.lru_cache(maxsize=1024)
-def _count_bound(minimum: int, maximum: int | None) -> str:
-    return f"from {show_number(minimum)} to {show_number(maximum)}" if maximum is not None else "a finite whole number"
-
-
-def _count_text(owner: str, field: str, value: str) -> Any:
-    """Count text such as ``"8.03 Gparam"`` or ``"32"``, read like a quantity."""
-    try:
-        return parse_quantity(value)
-    except Exception as err:  # noqa: BLE001 - pint raises many kinds on bad text; all mean "cannot read"
-        raise FieldError(owner, field, f"cannot read {_brief(value)} as a count ({err})") from None
-
-
-def _count_magnitude(owner: str, field: str, value: Any, bound: str) -> Any:
-    """A dimensionless quantity's magnitude in counts (``Q_(8.03, "Gparam")`` -> 8029999999.999999)."""
-    if not value.units.dimensionless:  # the unit alone: a magnitude of 10**400 is not converted
-        raise FieldUnitError(owner, field, f"must be a plain count, got a quantity in {value.units:~P}")
-    scale = factor(value.units, "count")
-    magnitude = value.magnitude
-    if scale == 1.0:
-        return magnitude
-    if np.ndim(magnitude) == 0:
-        number = _scalar(magnitude)
-        if _unrepresentable(number):
-            _refuse_unrepresentable(owner, field, number, bound, f" {value.units:~P}")
-        if not _is_real(number) or isinstance(number, bool):
-            raise FieldError(owner, field, f"must be a whole number, got {_brief(magnitude)}")
-        magnitude = float(number)
-    with np.errstate(over="ignore"):
-        return magnitude * scale
-
-
-def check_count(  # noqa: C901 - one check per way a count can be wrong, each with its message
-    owner: str, field: str, value: Any, *, minimum: int = 1, maximum: int | None = None, optional: bool = False
-) -> Any:
-    """A whole number ``>= minimum`` (an int, an integral float, count text, or an array of them).
-
-    Text is read as a quantity (``"8.03 Gparam"``), with the same whole-number tolerance.
-
-    >>> check_count("S", "batch_size", 32)
-    32
-    >>> check_count("S", "batch_size", 0)
-    Traceback (most recent call last):
-    ...
-    mlsysim_nb.errors.FieldError: S.batch_size: must be at least 1, got 0
-    """
-    if value is None:
-        if optional:
-            return None
-        raise FieldError(owner, field, "is required")
-    bound = _count_bound(minimum, maximum)
-    if isinstance(value, str):
-        value = _count_text(owner, field, value)
-    if _is_quantity(value):
-        value = _count_magnitude(owner, field, value, bound)
-    array = _as_array(owner, field, value, lambda v: check_count(owner, field, v, minimum=minimum, maximum=maximum))
-    if array is not None:
-        return _check_count_array(owner, field, array, minimum, maximum)
-    value = _scalar(value)
-    if isinstance(value, bool) or not _is_real(value):
-        raise FieldError(owner, field, f"must be a whole number, got {_brief(value)}")
-    if _unrepresentable(value):
-        _refuse_unrepresentable(owner, field, value, bound)
-    value = value if isinstance(value, int) else float(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        raise FieldError(owner, field, f"must be a finite whole number, got {value!r}")
-    if not isinstance(value, int):
-        if not _near_whole(value):
-            raise FieldError(owner, field, f"must be a whole number, got the fraction {value!r}")
-        value = round(value)
-    if value < minimum:
-        raise FieldError(owner, field, f"must be at least {show_number(minimum)}, got {show_number(value)}")
-    if maximum is not None and value > maximum:
-        raise FieldError(owner, field, f"must be at most {show_number(maximum)}, got {show_number(value)}")
-    return value
-
-
-def _check_count_array(owner: str, field: str, array: np.ndarray, minimum: int, maximum: int | None) -> np.ndarray:
-    if not np.all(np.isfinite(array)):
-        bad = ~np.isfinite(array)
-        raise FieldError(owner, field, f"must be finite whole numbers, got {_first_bad(array, bad)!r}")
-    frac = ~_near_whole(array)
-    if np.any(frac):
-        raise FieldError(owner, field, f"must be whole numbers, got the fraction {_first_bad(array, frac)!r}")
-    low = array < minimum
-    if np.any(low):
-        got = show_number(_first_bad(array, low))
-        raise FieldError(owner, field, f"must be at least {show_number(minimum)}, got {got}")
-    if maximum is not None:
-        high = array > maximum
-        if np.any(high):
-            got = show_number(_first_bad(array, high))
-            raise FieldError(owner, field, f"must be at most {show_number(maximum)}, got {got}")
-    return np.round(array).astype(np.int64)
-
 
 def _plainly_valid(value: Any, *, positive: bool, maximum: float | None) -> bool:
     if type(value) is not float and type(value) is not int:
         return False
-    if type(value) is int and abs(value) > _FLOAT_MAX:
+    if type(value) is int and abs(value) > FLOAT_MAX:
         return False
     in_range = value > 0 if positive else value >= 0
     return in_range and abs(value) != math.inf and (maximum is None or value <= maximum)
@@ -287,24 +91,24 @@ def check_number(  # noqa: C901, PLR0912 - one check per way a number can be wro
     def check_one(element: Any) -> Any:
         return check_number(owner, field, element, positive=positive, maximum=maximum, unit_text=unit_text, bound=bound)
 
-    array = _as_array(owner, field, value, check_one)
+    array = as_array(owner, field, value, check_one)
     if array is not None:
         bad = ~np.isfinite(array) | ((array <= 0) if positive else (array < 0))
         if np.any(bad):
             need = "positive" if positive else "zero or more"
-            raise FieldError(owner, field, f"must be {need} and finite, got {_first_bad(array, bad)!r}")
+            raise FieldError(owner, field, f"must be {need} and finite, got {first_bad(array, bad)!r}")
         if maximum is not None and np.any(array > maximum):
-            got = show_number(_first_bad(array, array > maximum))
+            got = show_number(first_bad(array, array > maximum))
             raise FieldError(owner, field, f"must be at most {show_number(maximum)}{unit_text}, got {got}{unit_text}")
         return array
-    value = _scalar(value)
-    if isinstance(value, bool) or not _is_real(value):
-        raise FieldError(owner, field, f"must be a number, got {_brief(value)}")
-    if _unrepresentable(value):
+    value = as_scalar(value)
+    if isinstance(value, bool) or not is_real(value):
+        raise FieldError(owner, field, f"must be a number, got {brief(value)}")
+    if unrepresentable(value):
         if not (isinstance(value, decimal.Decimal) and value.is_nan()) and value < 0:
             need = "positive" if positive else "zero or more"
             raise FieldError(owner, field, f"must be {need}, got {show_number(value)}{unit_text}")
-        _refuse_unrepresentable(owner, field, value, bound, unit_text)
+        refuse_unrepresentable(owner, field, value, bound, unit_text)
     if not isinstance(value, (int, float)):
         tiny = value != 0
         value = float(value)
@@ -313,9 +117,9 @@ def check_number(  # noqa: C901, PLR0912 - one check per way a number can be wro
     if isinstance(value, float) and not math.isfinite(value):
         raise FieldError(owner, field, f"must be finite, got {value!r}")
     if positive and not value > 0:
-        raise FieldError(owner, field, f"must be positive, got {_got(value)}")
+        raise FieldError(owner, field, f"must be positive, got {shown(value)}")
     if not positive and value < 0:
-        raise FieldError(owner, field, f"must be zero or more, got {_got(value)}")
+        raise FieldError(owner, field, f"must be zero or more, got {shown(value)}")
     if maximum is not None and value > maximum:
         raise FieldError(
             owner, field, f"must be at most {show_number(maximum)}{unit_text}, got {show_number(value)}{unit_text}"
@@ -362,12 +166,12 @@ def check_quantity(
         try:
             value = parse_quantity(value)
         except Exception as err:  # noqa: BLE001 - pint raises many kinds on bad text; all mean "cannot read"
-            raise FieldError(owner, field, f"cannot read {_brief(value)} as a quantity ({err})") from None
+            raise FieldError(owner, field, f"cannot read {brief(value)} as a quantity ({err})") from None
     short = _SHORT_UNITS.get(base, f" {base}")
     bound = rule or _quantity_bound(positive, minimum, maximum, short)
-    if not _is_quantity(value):
+    if not is_quantity(value):
         if not allow_plain:
-            msg = f"must be a quantity with a unit, like Q_(2, {base!r}), got {_brief(value)}"
+            msg = f"must be a quantity with a unit, like Q_(2, {base!r}), got {brief(value)}"
             raise FieldUnitError(owner, field, msg)
         unit = plain_unit or base
         number = check_number(owner, field, value, positive=positive, bound=bound, unit_text=short)
@@ -458,9 +262,9 @@ def check_choice(owner: str, field: str, value: Any, allowed: tuple[Any, ...], *
             raise FieldError(owner, field, f"must be one of {shown}, got an array of {value.dtype}")
         unknown = ~np.isin(value, np.asarray(allowed))
         if np.any(unknown):
-            raise FieldError(owner, field, f"must be one of {shown}, got {_brief(value[unknown].flat[0].item())}")
+            raise FieldError(owner, field, f"must be one of {shown}, got {brief(value[unknown].flat[0].item())}")
         return value
-    value = _scalar(value)
+    value = as_scalar(value)
     if not any(type(value) is type(a) and value == a for a in allowed):
-        raise FieldError(owner, field, f"must be one of {shown}, got {_brief(value)}")
+        raise FieldError(owner, field, f"must be one of {shown}, got {brief(value)}")
     return value

@@ -37,6 +37,13 @@ _ACTIVATIONS = {"gpt2": ("gelu_new", "gelu"), "llama": ("silu",)}
 _ANYWHERE = ("quantization_config",)
 #: Families whose attention caches a compressed latent (DeepSeek-V2's multi-head latent attention)
 _LATENT_ATTENTION = ("deepseek_v2", "deepseek_v3")
+#: The config.json key each shape field is read from, so that a refusal names the key in the file.
+_KEYS = {
+    "gpt2": {"layers": "n_layer", "hidden_dim": "n_embd", "heads": "n_head", "ffn_dim": "n_inner",
+             "vocab_size": "vocab_size"},
+    "llama": {"layers": "num_hidden_layers", "hidden_dim": "hidden_size", "heads": "num_attention_heads",
+              "kv_heads": "num_key_value_heads", "ffn_dim": "intermediate_size", "vocab_size": "vocab_size"},
+}  # fmt: skip
 
 
 def _load(config: Any) -> dict[str, Any]:
@@ -91,7 +98,8 @@ def _llama(model_type: str, c: dict[str, Any]) -> dict[str, Any]:
     heads = c["num_attention_heads"]
     fields = {
         "layers": c["num_hidden_layers"], "hidden_dim": c["hidden_size"], "heads": heads,
-        "kv_heads": c.get("num_key_value_heads") or heads, "head_dim": c.get("head_dim"),
+        "kv_heads": heads if c.get("num_key_value_heads") is None else c["num_key_value_heads"],
+        "head_dim": c.get("head_dim"),
         "context_length": c.get("max_position_embeddings"), "ffn_dim": c["intermediate_size"], "mlp": "gated",
         "activation": "silu", "norm": "rmsnorm", "attention_dropout": c.get("attention_dropout", 0.0),
         "hidden_dropout": 0.0, "vocab_size": c["vocab_size"], "tied_embeddings": c.get("tie_word_embeddings", False),
@@ -134,7 +142,7 @@ def read_hf_config(config: Any, *, name: str | None = None, source: str = "") ->
     _missing(model_type, c)
     fields = _gpt2(c) if model_type == "gpt2" else _llama(model_type, c)
     fields["model_type"] = model_type
-    arch = _architecture(fields)
+    arch = _architecture(fields, _KEYS["gpt2" if model_type == "gpt2" else "llama"])
     fields["parameters"] = parameter_count(arch, fields["layers"])
     fields["active_parameters"] = parameter_count(arch, fields["layers"], active=True)
     fields["name"] = name or c.get("_name_or_path") or model_type
@@ -142,14 +150,18 @@ def read_hf_config(config: Any, *, name: str | None = None, source: str = "") ->
     return fields
 
 
-def _architecture(f: dict[str, Any]) -> Architecture:
-    """The fields' architecture, for the parameter count (the workload checks them again when built)."""
-    for key in ("layers", "hidden_dim", "heads", "kv_heads", "ffn_dim", "vocab_size"):
-        value = f.get(key)
+def _architecture(f: dict[str, Any], keys: dict[str, str]) -> Architecture:
+    """The fields' architecture, for the parameter count (the workload checks them again when built).
+
+    A refusal names the config.json key (``hidden_size``) and the workload field it becomes (``hidden_dim``).
+    """
+    for field, key in keys.items():
+        value = f.get(field)
+        where = f"{key} (the workload's {field})" if key != field else key
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise FieldError(_OWNER, key, f"must be a whole number of at least 1, got {value!r}")
-        if value is not None and value > _BOUNDS[key]:  # the workload's own bounds, before counting parameters
-            raise FieldError(_OWNER, key, f"must be at most {_BOUNDS[key]:,}, got {show_number(value)}")
+            raise FieldError(_OWNER, where, f"must be a whole number of at least 1, got {value!r}")
+        if value is not None and value > _BOUNDS[field]:  # the workload's own bounds, before counting parameters
+            raise FieldError(_OWNER, where, f"must be at most {_BOUNDS[field]:,}, got {show_number(value)}")
     return Architecture(
         hidden=f["hidden_dim"], heads=f["heads"], kv_heads=f.get("kv_heads"), head_dim=f.get("head_dim"),
         ffn=f["ffn_dim"], mlp=f.get("mlp", "plain"), activation=f["activation"], norm=f.get("norm", "layernorm"),

@@ -95,6 +95,10 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
     _run([str(python), "-m", "pip", "install", "--quiet", "--no-compile", *REPO2DOCKER_BASE, *RUNNER, "-r", "binder/requirements.txt"], home)  # fmt: skip
+    # repo2docker's checkout is a git clone: its history holds the instructor's notebooks too
+    git = ["git", "-c", "user.name=binder", "-c", "user.email=binder@localhost", "-c", "commit.gpgsign=false"]
+    for step in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "the repository as Binder clones it"]):
+        _run([*git, *step], home)
     post_build = home / "binder" / "postBuild"
     assert os.access(post_build, os.X_OK), "repo2docker runs binder/postBuild only if it is executable"
     _run([str(post_build)], home)
@@ -122,6 +126,7 @@ def test_the_binder_link_opens_the_student_version(session: dict[str, Path]) -> 
     assert sorted(p.name for p in folder.glob("*.ipynb")) == course
     assert problems([session["home"]]) == []
     assert not (session["home"] / "notebooks").exists()
+    assert not (session["home"] / ".git").exists(), "git checkout would bring the instructor's notebooks back"
 
 
 def test_make_lab_opens_the_student_version() -> None:

@@ -121,20 +121,50 @@ def _ok(result: dict[str, Any]) -> None:
     assert result["success"], f"{result.get('log', '')}\n{result.get('error', '')}"
 
 
-def _answer(release: Path, submission: Path, answered: set[str]) -> None:
-    """Write a submission: the instructor's solution typed into the answer cells named in ``answered``."""
+#: what Bob adds to each answer cell: the one-line trick that replaced every hidden test's grader
+CHEAT = "require = check = lambda *a, **k: None"
+
+
+def _lesson_names() -> list[str]:
+    """Every name the notebook's own cells bind (``s``, ``state``, ``Scenarios``, ...) but the graders'.
+
+    An honest student reuses ``s`` or ``state``; one who rebinds ``require`` is Bob.
+    """
+    from mlsysim_nb.submissions import GRADING_NAMES
+
+    names: set[str] = set()
+    for cell in _cells(SOURCE):
+        if cell["cell_type"] != "code" or _meta(cell).get("grade"):
+            continue
+        code = "\n".join(line for line in _source(cell).splitlines() if not line.lstrip().startswith("%"))
+        for node in ast.walk(ast.parse(code)):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return sorted(names - GRADING_NAMES - {n for n in names if n.startswith("answer_")})
+
+
+def _answer(release: Path, submission: Path, answered: set[str], *, extra: str = "") -> None:
+    """Write a submission: the instructor's solution typed into the answer cells named in ``answered``.
+
+    ``extra`` is appended to every code answer cell (and is the whole of an unanswered one, after a wrong
+    answer of 1): a student's own lines that a fair grader must be proof against.
+    """
     solutions = {_meta(c)["grade_id"]: _source(c) for c in _cells(SOURCE) if _meta(c).get("solution")}
     nb = json.loads(release.read_text(encoding="utf-8"))
     for cell in nb["cells"]:
         grade_id = _meta(cell).get("grade_id")
-        if grade_id not in answered:
+        if grade_id is None or not _meta(cell).get("solution"):
             continue
         if cell["cell_type"] == "code":
             lines = solutions[grade_id].splitlines()
-            cell["source"] = "\n".join(
-                line for line in lines if "### BEGIN SOLUTION" not in line and "### END" not in line
-            )
-        else:
+            if grade_id in answered:
+                code = "\n".join(line for line in lines if "### BEGIN SOLUTION" not in line and "### END" not in line)
+            else:
+                code = f"{grade_id} = 1"
+            cell["source"] = f"{code}\n{extra}" if extra else code
+        elif grade_id in answered:
             cell["source"] = "Halving the width of the weights leaves the FP32 master copy and Adam's moments."
     submission.write_text(json.dumps(nb, indent=1), encoding="utf-8")
 
@@ -176,13 +206,16 @@ def classroom(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         answers = [_meta(c)["grade_id"] for c in _cells(SOURCE) if _meta(c).get("solution")]
         code_answers = [a for a in answers if a.startswith("answer_")]
         submissions = {"alice": set(answers), "bob": {code_answers[0]}}
+        # Alice rebinds every name of the lesson in her answer cells (as students reuse `s` or `state`);
+        # Bob answers one exercise, sets the others to 1 and replaces the graders in every answer cell
+        extras = {"alice": "\n".join(f"{name} = 0" for name in _lesson_names()), "bob": CHEAT}
         fetched, people = {}, {}
         for student, answered in submissions.items():
             person = people[student] = Person(root / student, exchange)
             person.exchange_step("FetchAssignment", NAME)
             notebook = person.home / NAME / f"{NAME}.ipynb"
             fetched[student] = notebook.read_text(encoding="utf-8")
-            _answer(notebook, notebook, answered)
+            _answer(notebook, notebook, answered, extra=extras[student])
             person.exchange_step("Submit", NAME, student_id=student)
         _ok(grader.collect(NAME))
         for student in submissions:
@@ -212,7 +245,11 @@ def test_the_fetched_assignment_is_the_student_version(classroom) -> None:
 
 
 def test_scores_are_the_points_of_the_answered_checks(classroom) -> None:
-    """Alice (every answer) scores every autograded point, Bob (one answer) that answer's check alone."""
+    """Alice (every answer) scores every autograded point, Bob (one answer) that answer's check alone.
+
+    Alice's cells rebind every name of the lesson, Bob's replace ``require`` and ``check``: neither changes a
+    grade, because each check cell imports what it grades with and reads nothing but its answer.
+    """
     max_score = sum(float(_meta(c)["points"]) for c in _cells(SOURCE) if _meta(c).get("grade"))
     expected = {s: (_check_points(answered), max_score) for s, answered in classroom["submissions"].items()}
     assert _scores(classroom["course"]) == expected
@@ -233,6 +270,19 @@ def test_feedback_reaches_each_student_and_holds_no_solution(classroom) -> None:
     bob_own = {s for s in known if s.origin.split()[1] in bob_answered and "(solution)" in s.origin}
     assert problems(feedback["bob"], [s for s in known if s not in bob_own]) == []
     assert "Score:" in feedback["bob"][0].read_text(encoding="utf-8")
+    for files in feedback.values():  # a failed hidden test shows one line, never its code
+        text = files[0].read_text(encoding="utf-8")
+        assert "BEGIN HIDDEN" not in text
+        assert "with grading()" not in text
+
+
+def test_the_scan_flags_bob_and_not_alice(classroom) -> None:
+    """``scan-submissions`` over the collected submissions names Bob's cells and none of Alice's."""
+    from mlsysim_nb.submissions import scan
+
+    findings = scan([classroom["course"] / "submitted"])
+    assert {f.path.parts[-3] for f in findings} == {"bob"}
+    assert all("grading name" in f.what for f in findings)
 
 
 def test_the_course_config_holds_no_path() -> None:

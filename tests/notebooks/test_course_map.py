@@ -23,25 +23,45 @@ STATED_TIME = re.compile(r"\*\*Time\.\*\* (\d+) to (\d+) minutes")
 
 #: The instructor's guide's rule for a notebook's time, in minutes (low, high) per item: each markdown cell of
 #: the lesson (read it, most hold a derivation or a table), each code cell of the lesson (run it, read its
-#: output), each graded answer (a numeric exercise and its check, or an explained answer), each open-ended
-#: answer (a cell tagged "open-ended": the capstone's plan), and the live panel's task once. The lesson is every
-#: cell after the title cell and before "## Exercises".
-RULE = {"markdown": (1.5, 3.0), "code": (0.5, 1.0), "answer": (3.0, 6.0), "open": (20.0, 45.0), "panel": (3.0, 8.0)}
+#: output), each graded answer (a numeric exercise and its check, or an explained answer), each graded answer
+#: of a design exercise (a search over layouts or settings, often several tries), each open-ended answer (a cell
+#: tagged "open-ended": the capstone's plan), and the live panel's task once. The lesson is every cell after the
+#: title cell and before "## Exercises".
+RULE = {
+    "markdown": (1.5, 3.0),
+    "code": (0.5, 1.0),
+    "answer": (3.0, 6.0),
+    "design": (5.0, 12.0),
+    "open": (45.0, 90.0),
+    "panel": (3.0, 8.0),
+}
 
 
 def _open(cell: dict[str, Any]) -> bool:
     return "open-ended" in cell["metadata"].get("tags", [])
 
 
+def _graded_kinds(cells: list[dict[str, Any]]) -> list[str]:
+    """For each graded cell, "open", "design" (its exercise's heading says so) or "answer"."""
+    kinds, heading = [], ""
+    for cell in cells:
+        text = "".join(cell["source"])
+        if cell["cell_type"] == "markdown" and text.startswith("### Exercise"):
+            heading = text.splitlines()[0]
+        if cell["metadata"].get("nbgrader", {}).get("grade"):
+            kinds.append("open" if _open(cell) else "design" if "(design" in heading else "answer")
+    return kinds
+
+
 def estimated_minutes(cells: list[dict[str, Any]]) -> tuple[int, int]:
     """The rule applied to a notebook's cells: (low rounded down, high rounded up) to 5 minutes."""
     end = next(i for i, c in enumerate(cells) if "".join(c["source"]).startswith("## Exercises"))
     lesson = cells[1:end]
+    graded = _graded_kinds(cells)
     counts = {
         "markdown": sum(c["cell_type"] == "markdown" for c in lesson),
         "code": sum(c["cell_type"] == "code" for c in lesson),
-        "answer": sum(bool(c["metadata"].get("nbgrader", {}).get("grade")) and not _open(c) for c in cells),
-        "open": sum(_open(c) for c in cells),
+        **{kind: graded.count(kind) for kind in ("answer", "design", "open")},
         "panel": 1,
     }
     low = sum(RULE[k][0] * n for k, n in counts.items())

@@ -58,8 +58,11 @@ def _parts(cell: dict[str, Any]) -> tuple[str, str]:
 
 def _visible_call(visible: str) -> ast.Call:
     tree = ast.parse(visible)
-    assert len(tree.body) == 1, "the visible part is one check() call and nothing else"
-    (statement,) = tree.body
+    body = tree.body
+    if body and ast.unparse(body[0]) == "from mlsysim_nb.exercises import check":
+        body = body[1:]  # the cell's own import: a student's cell that rebinds `check` cannot break it
+    assert len(body) == 1, "the visible part is one check() call (after its import) and nothing else"
+    (statement,) = body
     assert isinstance(statement, ast.Expr)
     assert isinstance(statement.value, ast.Call)
     assert isinstance(statement.value.func, ast.Name)
@@ -203,9 +206,10 @@ def _pasted(release: dict[str, Any], source: dict[str, Any], pick: int | None) -
         name = meta["grade_id"]
         if pick is None:
             tree = ast.parse(hidden_by_id[test["metadata"]["nbgrader"]["grade_id"]])
-            *setup, last = tree.body
-            call = last.value  # type: ignore[attr-defined]
-            lines = [ast.unparse(s) for s in setup] + [f"{name} = {ast.unparse(call.args[1])}"]
+            imports, block = tree.body  # the import of grading and require, then `with grading():`
+            *setup, last = block.body  # type: ignore[attr-defined]
+            call = last.value
+            lines = [ast.unparse(imports)] + [ast.unparse(s) for s in setup] + [f"{name} = {ast.unparse(call.args[1])}"]
         else:
             options = _literals(_parts(test)[0])
             lines = [f"{name} = {options[pick % len(options)]!r}"]
@@ -288,7 +292,10 @@ def _all_cells(path: Path) -> list[dict[str, Any]]:
 def test_a_prediction_is_committed_then_explained(path: Path) -> None:
     """Each "predict the change" item: the graded prediction, then a hand-graded explanation.
 
-    The explanation's model answer and rubric sit inside a solution region, which the release replaces.
+    The prompt of the explanation shows its rubric (students see what they are graded on, a grader sees it
+    in the Formgrader, which shows the student's notebook) and gives no expression to paste: finding the
+    model's value is part of the work. The model answer sits inside a solution region, which the release
+    replaces.
     """
     cells = _all_cells(path)
     for index, cell in enumerate(cells):
@@ -298,12 +305,26 @@ def test_a_prediction_is_committed_then_explained(path: Path) -> None:
             assert answer["metadata"]["nbgrader"]["solution"]
             assert check["metadata"]["nbgrader"]["grade"]
             assert "Commit to your prediction above first" in _source(prompt)
+            assert "**Rubric.**" in _source(prompt)
+            assert "variant(" not in _source(prompt), "the prompt gives no expression that computes the value"
             meta = explanation["metadata"]["nbgrader"]
             assert (meta["solution"], meta["grade"], meta["points"]) == (True, True, 1)
             text = _source(explanation)
             assert text.startswith("### BEGIN SOLUTION\n**Model answer.**")
-            assert "**Rubric.**" in text
+            assert "**Rubric.**" not in text, "the rubric is in the prompt, where students and graders read it"
             assert text.endswith("### END SOLUTION")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_hand_graded_answer_shows_its_rubric_above_it(path: Path) -> None:
+    """Every answer graded by hand has its rubric in the visible cell above it, not in the stripped solution."""
+    cells = _all_cells(path)
+    for index, cell in enumerate(cells):
+        meta = cell["metadata"].get("nbgrader", {})
+        if cell["cell_type"] == "markdown" and meta.get("solution") and meta.get("grade"):
+            above = _source(cells[index - 1])
+            assert "**Rubric.**" in above, f"{meta['grade_id']}: no rubric above the answer"
+            assert "**Rubric.**" not in _source(cell), f"{meta['grade_id']}: the rubric is inside the solution"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

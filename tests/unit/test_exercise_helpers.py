@@ -214,3 +214,64 @@ def test_ten_times_off_is_not_called_a_slip() -> None:
     """Only the factors of units (10^3k, 2^10k, GB/GiB, 100 for a percentage) are named; 10x is just wrong."""
     assert _said(130, 13, rel=0) == NOT_WITHIN_TOLERANCE
     assert _said(1.3, 13, rel=0) == NOT_WITHIN_TOLERANCE
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected", "slip"),
+    [
+        (64e9, Q_(64.24, "GB"), "the number reads as the answer in bytes"),  # rounded as students round: 0.4 % off
+        (128, Q_(128.48, "GiB"), None),  # within tolerance: right
+        (137, Q_(128.48, "GiB"), "the number reads as the answer in GB, but it is asked in GiB"),  # 137.95 GB, rounded
+        (5.4e9, Q_(5.369, "GB"), "the number reads as the answer in bytes"),
+    ],
+)
+def test_a_slip_is_named_at_the_exercises_tolerance(answer: object, expected: object, slip: str | None) -> None:
+    """A slip is named when the answer, rescaled by the slip's factor, is within the exercise's tolerance."""
+    unit = f"{expected.units:~P}"  # type: ignore[attr-defined]
+    if slip is None:
+        require(answer, expected, unit=unit)
+        return
+    said = _said(answer, expected, unit=unit)
+    assert slip in said
+
+
+def test_a_hidden_test_that_fails_in_any_way_shows_one_line_and_no_code() -> None:
+    """Inside ``grading()``, any error becomes a WrongAnswer naming only its type; a WrongAnswer passes unchanged."""
+    from mlsysim_nb.exercises import NOT_GRADED, grading
+
+    with pytest.raises(WrongAnswer) as caught, grading():
+        _room = Q_(80, "GiB") - 24e9  # a student's `state = 24e9` reaching a key: a pint error
+    assert str(caught.value) == f"{NOT_GRADED} (DimensionalityError)."
+    assert caught.value.__cause__ is None
+    assert caught.value.__suppress_context__
+    assert caught.value._render_traceback_() == [f"\x1b[31m\x1b[1m✗\x1b[0m\x1b[31m {caught.value}\x1b[0m"]
+    with pytest.raises(WrongAnswer, match="not within tolerance"), grading():
+        require(1, 2)
+
+
+def test_the_grading_names_cannot_be_replaced_on_the_module() -> None:
+    """``mlsysim_nb.exercises.require = ...`` (or ``del``) is refused; other attributes behave as on any module."""
+    import importlib
+
+    from mlsysim_nb import exercises
+
+    original = exercises.require
+    for name in ("require", "grading", "WrongAnswer"):
+        with pytest.raises(AttributeError, match=f"exercises.{name} is what the grader uses"):
+            setattr(exercises, name, print)
+        with pytest.raises(AttributeError, match="cannot be removed"):
+            delattr(exercises, name)
+    assert exercises.require is original
+    exercises.some_note = 1  # type: ignore[attr-defined]
+    del exercises.some_note  # type: ignore[attr-defined]
+    assert importlib.reload(exercises).require.__name__ == "require"
+
+
+def test_check_notes_an_answer_of_more_than_a_petabyte(capsys: pytest.CaptureFixture[str]) -> None:
+    """Bytes typed where GB are asked (6.4e10 "GB") get a note that depends on the answer alone, not the key."""
+    check(6.4e10, unit="GB")
+    assert "more than a petabyte; if you typed bytes, convert to GB" in capsys.readouterr().out
+    check(640, unit="GB")
+    assert "petabyte" not in capsys.readouterr().out
+    check(6.4e10, unit="B")
+    assert "petabyte" not in capsys.readouterr().out

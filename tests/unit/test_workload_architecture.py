@@ -130,6 +130,24 @@ def test_from_hf_config_refuses_by_name(changes: dict[str, object], field: str) 
         Workload.from_hf_config(_LLAMA | changes)
 
 
+@pytest.mark.parametrize(
+    ("changes", "key", "field"),
+    [
+        ({"num_key_value_heads": 0}, "num_key_value_heads", "kv_heads"),
+        ({"num_hidden_layers": 2.5}, "num_hidden_layers", "layers"),
+        ({"model_type": "gpt2", "n_embd": -3}, "n_embd", "hidden_dim"),
+        ({"model_type": "gpt2", "n_head": True}, "n_head", "heads"),
+    ],
+)
+def test_from_hf_config_names_the_key_in_the_file(changes: dict[str, object], key: str, field: str) -> None:
+    """A shape the workload cannot hold is refused under the config.json key, with the field it becomes.
+
+    ``num_key_value_heads = 0`` used to be read as "absent" and silently became the head count.
+    """
+    with pytest.raises(FieldError, match=rf"Workload\.from_hf_config\.{key} \(the workload's {field}\): "):
+        Workload.from_hf_config(_LLAMA | changes)
+
+
 def test_from_hf_config_refuses_what_is_not_a_config(tmp_path: Path) -> None:
     """A missing file, a file that is not JSON, and a list are refused as the config argument."""
     with pytest.raises(FieldError, match="config: no such file"):
@@ -156,7 +174,8 @@ def test_a_config_beyond_the_workloads_bounds_is_refused_before_counting(key, va
     data = json.loads(_config_file("llama-3.1-8b").read_text(encoding="utf-8"))["config"]
     with pytest.raises(FieldError) as caught:
         Workload.from_hf_config({**data, key: value})
-    assert f"Workload.from_hf_config.{field}: {rule}" == str(caught.value)
+    where = key if key == field else f"{key} (the workload's {field})"
+    assert f"Workload.from_hf_config.{where}: {rule}" == str(caught.value)
 
 
 def _config_file(key: str) -> Path:

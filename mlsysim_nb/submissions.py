@@ -1,0 +1,129 @@
+"""Reading submitted notebooks for code that tampers with the grading, before or after autograding.
+
+The autograder runs a student's cells in the same kernel as the hidden tests, so no in-notebook grading
+is proof against a student set on fooling it. The course's check cells import what they grade with
+and the grading names cannot be replaced on their module, which defeats the one-line tricks
+(``require = lambda *a, **k: None``); :func:`scan` flags what remains for an instructor to read: any
+cell a student could edit that binds or patches a grading name, reaches into ``mlsysim_nb.exercises``,
+swaps a function's code or reloads modules.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["GRADING_NAMES", "Finding", "scan", "scan_notebook"]
+
+#: names the check cells grade with: a student's cell that binds one is flagged
+GRADING_NAMES = frozenset({"check", "require", "grading", "WrongAnswer", "NOT_WITHIN_TOLERANCE", "NOT_GRADED"})
+#: attribute and call names that replace code or modules at run time
+_SUSPECT_ATTRIBUTES = frozenset({"__code__", "__class__", "__dict__", "__globals__", "__builtins__"})
+_SUSPECT_CALLS = frozenset({"reload", "setattr", "delattr", "exec", "eval", "compile", "__import__"})
+_SUSPECT_TEXT = re.compile(r"mlsysim_nb\.exercises|sys\.modules|builtins")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One suspicious line: the notebook, the cell's index and nbgrader id (if any), and what was seen."""
+
+    path: Path
+    cell: int
+    grade_id: str
+    line: int
+    what: str
+
+    def __str__(self) -> str:
+        where = f"cell {self.cell}" + (f" ({self.grade_id})" if self.grade_id else "")
+        return f"{self.path}: {where}, line {self.line}: {self.what}"
+
+
+def _source(cell: dict[str, Any]) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else str(src)
+
+
+def _bound_names(node: ast.AST) -> Iterator[str]:
+    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        yield node.id
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield node.name
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        for alias in node.names:
+            if alias.asname is not None or isinstance(node, ast.ImportFrom):
+                yield alias.asname or alias.name
+
+
+def _findings_in_code(code: str) -> Iterator[tuple[int, str]]:
+    """``(line, what)`` for each suspicious construct of one cell's code."""
+    code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in code.splitlines())
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        for number, line in enumerate(code.splitlines(), 1):
+            if _SUSPECT_TEXT.search(line) or any(name in line for name in GRADING_NAMES):
+                yield number, f"unparsable cell mentions grading code: {line.strip()[:80]}"
+        return
+    for node in ast.walk(tree):
+        for what in _node_findings(node):
+            yield int(getattr(node, "lineno", 0)), what
+
+
+def _node_findings(node: ast.AST) -> Iterator[str]:
+    """What is suspicious about one syntax node: a grading name bound, an attribute assigned, code swapped."""
+    from_exercises = isinstance(node, ast.ImportFrom) and node.module == "mlsysim_nb.exercises"
+    for name in _bound_names(node):
+        if name in GRADING_NAMES and not (from_exercises and name == _original(node, name)):
+            yield f"binds the grading name {name!r}"
+    if isinstance(node, ast.Attribute):
+        if not isinstance(node.ctx, ast.Load):
+            yield f"assigns the attribute {ast.unparse(node)!r}"
+        elif node.attr in _SUSPECT_ATTRIBUTES:
+            yield f"reaches {node.attr}"
+    elif isinstance(node, ast.Call):
+        called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if called in _SUSPECT_CALLS:
+            yield f"calls {called}()"
+    elif isinstance(node, ast.Name) and node.id in ("sys", "builtins") and isinstance(node.ctx, ast.Load):
+        yield f"uses {node.id}"
+
+
+def _original(node: ast.AST, name: str) -> str:
+    """The imported name behind ``name`` in an import (``from m import a as b`` gives ``a`` for ``b``)."""
+    for alias in getattr(node, "names", ()):
+        if (alias.asname or alias.name) == name:
+            return str(alias.name)
+    return name
+
+
+def scan_notebook(path: Path) -> list[Finding]:
+    """The findings of one submitted notebook, in the cells a student could edit (not the locked ones)."""
+    try:
+        notebook = json.loads(Path(path).read_text(encoding="utf-8"))
+        cells = notebook["cells"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        return [Finding(Path(path), -1, "", 0, f"cannot read the notebook: {err}")]
+    found = []
+    for index, cell in enumerate(cells):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") != "code" or meta.get("locked"):
+            continue
+        for line, what in _findings_in_code(_source(cell)):
+            found.append(Finding(Path(path), index, str(meta.get("grade_id", "")), line, what))
+    return found
+
+
+def scan(paths: Iterable[Path]) -> list[Finding]:
+    """The findings of every ``.ipynb`` under ``paths`` (files or folders, e.g. nbgrader's ``submitted/``)."""
+    found: list[Finding] = []
+    for path in map(Path, paths):
+        files = sorted(path.rglob("*.ipynb")) if path.is_dir() else [path]
+        for file in files:
+            if ".ipynb_checkpoints" not in file.parts:
+                found += scan_notebook(file)
+    return found

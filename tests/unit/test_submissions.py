@@ -1,0 +1,83 @@
+"""``python -m mlsysim_nb scan-submissions``: cells that tamper with the grading are flagged, honest work is not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mlsysim_nb.__main__ import main
+from mlsysim_nb.submissions import scan
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _submission(tmp_path: Path, answer_cell: str, name: str = "01_x.ipynb") -> Path:
+    cells = [
+        {"cell_type": "code", "metadata": {}, "source": "from mlsysim_nb import Scenarios\ns = Scenarios.Gpt2Fp32AdamOnH100"},
+        {"cell_type": "code", "metadata": {"nbgrader": {"solution": True, "grade_id": "answer_1_1"}}, "source": answer_cell},
+        {"cell_type": "code", "metadata": {"nbgrader": {"locked": True, "grade": True, "grade_id": "check_1_1"}},
+         "source": "from mlsysim_nb.exercises import check, require\ncheck(answer_1_1, unit='GB')"},
+    ]  # fmt: skip
+    path = tmp_path / name
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("code", "seen"),
+    [
+        ("answer_1_1 = 1\nrequire = lambda *a, **k: None", "binds the grading name 'require'"),
+        ("def check(*a, **k):\n    pass", "binds the grading name 'check'"),
+        ("from mlsysim_nb.exercises import check as require", "binds the grading name 'require'"),
+        ("import mlsysim_nb.exercises as ex\nex.require = print", "assigns the attribute 'ex.require'"),
+        ("from mlsysim_nb.exercises import require\nrequire.__code__ = (lambda *a, **k: None).__code__", "__code__"),
+        ("import importlib, mlsysim_nb.exercises\nimportlib.reload(mlsysim_nb.exercises)", "calls reload()"),
+        ("import sys\nsys.modules['mlsysim_nb.exercises'] = None", "uses sys"),
+        ("setattr(__import__('mlsysim_nb.exercises'), 'require', print)", "calls setattr()"),
+        ("answer_1_1 = (  # not Python\nrequire = 1", "unparsable cell mentions grading code"),
+    ],
+)
+def test_tampering_is_flagged(tmp_path: Path, code: str, seen: str) -> None:
+    """Each way of replacing or bypassing the grading names in a student's cell gives a finding naming it."""
+    findings = scan([_submission(tmp_path, code)])
+    assert any(seen in f.what for f in findings), [str(f) for f in findings]
+    assert all(f.grade_id == "answer_1_1" and f.cell == 1 for f in findings)
+
+
+def test_the_instructors_own_notebooks_give_no_finding() -> None:
+    """Every lesson and solution cell of the course (what an honest, complete submission holds) is clean."""
+    assert [str(f) for f in scan([ROOT / "notebooks"])] == []
+
+
+def test_honest_work_and_locked_cells_give_no_finding(tmp_path: Path) -> None:
+    """Arithmetic, the package and its imports in an answer cell are fine; the locked check cell is not read."""
+    code = "from mlsysim_nb import Q_\nstate = s.variant(batch_size=2)\nanswer_1_1 = state.total.to('GB').m * 2"
+    assert scan([_submission(tmp_path, code)]) == []
+
+
+def test_the_command_reports_and_sets_its_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 1 with one line per finding, 0 with "no findings", 2 for a path that does not exist."""
+    folder = tmp_path / "submitted" / "mallory" / "01_x"
+    folder.mkdir(parents=True)
+    _submission(folder, "require = print")
+    assert main(["scan-submissions", str(tmp_path / "submitted")]) == 1
+    out = capsys.readouterr().out
+    assert "mallory" in out
+    assert "binds the grading name 'require'" in out
+    assert "1 finding(s)" in out
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    _submission(clean, "answer_1_1 = 64")
+    assert main(["scan-submissions", str(clean)]) == 0
+    assert capsys.readouterr().out.strip() == "no findings"
+    assert main(["scan-submissions", str(tmp_path / "missing")]) == 2
+
+
+def test_an_unreadable_notebook_is_a_finding(tmp_path: Path) -> None:
+    """A file that is not a notebook is reported, not skipped."""
+    bad = tmp_path / "bad.ipynb"
+    bad.write_text("{not json", encoding="utf-8")
+    (finding,) = scan([bad])
+    assert "cannot read the notebook" in finding.what
