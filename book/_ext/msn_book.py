@@ -1,0 +1,214 @@
+"""The course site's Sphinx extension: notation and equations from the package, and first-use links.
+
+* ``notation-glossary``: the glossary of the course's notation, one entry per symbol, from the scenario
+  kinds' own notation tables (``Scenario.notation()``: the records', the fields' and the equations' rows),
+  never retyped. Each entry's anchor is ``sym-`` and the symbol's text (case kept: ``P`` and ``p`` differ).
+* ``kind-equations KIND``: every equation a kind defines, from its ``EQUATIONS`` table, in LaTeX.
+* in every chapter (a document under ``notebooks/``), the first inline math that writes a glossary
+  symbol links to the symbol's entry.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.util.docutils import SphinxDirective
+
+GLOSSARY = "glossary"
+CHAPTERS = "notebooks/"
+
+#: one symbol in LaTeX: a letter or a Greek command, primes, and an optional subscript
+_TOKEN = re.compile(
+    r"(?P<letter>\\[A-Za-z]+|[A-Za-z])(?P<prime>(?:′|')*)"
+    r"(?:_(?:\{(?P<braced>(?:[^{}]|\{[^{}]*\})*)\}|\\(?:text|mathrm)\{(?P<text>[^{}]*)\}|(?P<one>[A-Za-z0-9])))?"
+)
+_FORMATTING = re.compile(r"\\(?:text|mathrm|mathit|operatorname)\{([^{}]*)\}")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One symbol of the glossary and every name written with it."""
+
+    text: str  # the symbol as text, "b_val"
+    latex: str
+    names: tuple[tuple[str, str, str], ...]  # (name, label, base unit)
+    kinds: tuple[str, ...]
+
+
+def scenario_classes() -> list[type]:
+    """Every scenario kind's class, in catalog order."""
+    from mlsysim_nb.kinds import all_kinds
+
+    return [kind.load() for kind in all_kinds()]
+
+
+@functools.cache
+def entries() -> tuple[Entry, ...]:
+    """The glossary: every symbol in the kinds' notation, its names, labels, units and kinds."""
+    rows: dict[str, dict[str, Any]] = {}
+    for cls in scenario_classes():
+        for name, quantity in cls.notation().items():  # type: ignore[attr-defined]
+            text = quantity.symbol.text()
+            row = rows.setdefault(text, {"latex": quantity.symbol.latex(), "names": {}, "kinds": []})
+            row["names"].setdefault(name, (name, quantity.label, quantity.base))
+            if cls.__name__ not in row["kinds"]:
+                row["kinds"].append(cls.__name__)
+    out = [Entry(t, r["latex"], tuple(r["names"].values()), tuple(r["kinds"])) for t, r in rows.items()]
+    return tuple(sorted(out, key=lambda e: (e.text.casefold(), e.text)))
+
+
+def anchor(text: str) -> str:
+    """The glossary anchor of a symbol: ``sym-`` and its text, other characters as their hex code."""
+    return "sym-" + re.sub(r"[^A-Za-z0-9_]", lambda m: f"-{ord(m.group()):x}", text)
+
+
+def _letter(command: str) -> str:
+    if not command.startswith("\\"):
+        return command
+    name = command[1:]
+    case = "CAPITAL" if name[0].isupper() else "SMALL"
+    try:
+        return unicodedata.lookup(f"GREEK {case} LETTER {name.upper()}")
+    except KeyError:
+        return ""
+
+
+def symbols_in(latex: str) -> Iterator[str]:
+    """The symbols an inline formula writes, as text (``b_\\text{val}`` -> ``b_val``), in reading order."""
+    for m in _TOKEN.finditer(latex):
+        letter = _letter(m.group("letter"))
+        if not letter:
+            continue
+        prime = "′" * len(m.group("prime").replace("′", "'"))
+        sub = m.group("braced") or m.group("text") or m.group("one") or ""
+        sub = _FORMATTING.sub(r"\1", sub).replace("\\,", " ").replace("{", "").replace("}", "").strip()
+        yield f"{letter}{prime}_{sub}" if sub else f"{letter}{prime}"
+
+
+def _unit(base: str) -> str:
+    return base if base else "a plain number"
+
+
+class NotationGlossary(SphinxDirective):
+    """The glossary of every symbol, generated from the package's notation tables."""
+
+    def run(self) -> list[nodes.Node]:
+        """One definition-list item per symbol."""
+        glossary = nodes.definition_list(classes=["msn-glossary", "glossary"])
+        for entry in entries():
+            term = nodes.term("", "", ids=[anchor(entry.text)])
+            term += nodes.math(entry.latex, entry.latex)
+            term += nodes.Text("  ")
+            term += nodes.literal(entry.text, entry.text)
+            body = nodes.definition()
+            for name, label, base in entry.names:
+                para = nodes.paragraph()
+                para += nodes.Text(f"{label} (")
+                para += nodes.literal(name, name)
+                para += nodes.Text(f", {_unit(base)})")
+                body += para
+            used = nodes.paragraph(classes=["msn-kinds"])
+            used += nodes.Text("In " + ", ".join(entry.kinds) + ".")
+            body += used
+            glossary += nodes.definition_list_item("", term, body)
+        return [glossary]
+
+
+def _table(header: list[str], rows: list[list[nodes.Node]]) -> nodes.table:
+    table = nodes.table(classes=["msn-equations"])
+    group = nodes.tgroup(cols=len(header))
+    table += group
+    for _ in header:
+        group += nodes.colspec(colwidth=1)
+    head = nodes.thead()
+    row = nodes.row()
+    for title in header:
+        row += nodes.entry("", nodes.paragraph(text=title))
+    head += row
+    group += head
+    body = nodes.tbody()
+    for cells in rows:
+        row = nodes.row()
+        for cell in cells:
+            row += nodes.entry("", cell)
+        body += row
+    group += body
+    return table
+
+
+class KindEquations(SphinxDirective):
+    """Every equation of one kind (its class name as the argument), from its ``EQUATIONS``."""
+
+    required_arguments = 1
+
+    def run(self) -> list[nodes.Node]:
+        """A table: the property, its equation in LaTeX (one line per case), its unit and its description."""
+        cls = next(c for c in scenario_classes() if c.__name__ == self.arguments[0])
+        equations = cls.EQUATIONS  # type: ignore[attr-defined]
+        symbols = cls.symbols()  # type: ignore[attr-defined]
+        rows = []
+        for name in equations.names:
+            formula = equations.formula(name)
+            lhs = symbols[name].latex()
+            cell = nodes.paragraph()
+            for index, case in enumerate(formula.cases):
+                if index:
+                    cell += nodes.inline("", "", nodes.raw("", "<br/>", format="html"))
+                rhs = formula.render(symbols, "latex", case=case)
+                cell += nodes.math("", f"{lhs} = {rhs}")
+                if formula.is_branching:
+                    cell += nodes.Text(f" ({case.label})")
+            rows.append([
+                nodes.paragraph("", "", nodes.literal(name, name)),
+                cell,
+                nodes.paragraph(text=formula.unit or "plain number"),
+                nodes.paragraph(text=formula.doc),
+            ])
+        return [_table(["property", "equation", "unit", "what it is"], rows)]
+
+
+def _inside(node: nodes.Node, kinds: tuple[type, ...]) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, kinds):
+            return True
+        parent = parent.parent
+    return False
+
+
+def link_first_uses(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """In a chapter, wrap the first inline math writing each glossary symbol in a link to its entry."""
+    if not docname.startswith(CHAPTERS):
+        return
+    known = {e.text: e for e in entries()}
+    uri = app.builder.get_relative_uri(docname, GLOSSARY)
+    seen: set[str] = set()
+    for math in list(doctree.findall(nodes.math)):
+        if _inside(math, (nodes.reference, nodes.title, nodes.literal_block, nodes.raw)):
+            continue
+        new = [s for s in symbols_in(math.astext()) if s in known and s not in seen]
+        if not new:
+            continue
+        first = new[0]
+        seen.add(first)
+        labels = "; ".join(label for _, label, _ in known[first].names)
+        link = nodes.reference(
+            "", "", refuri=f"{uri}#{anchor(first)}", internal=True, reftitle=f"{first}: {labels}", classes=["msn-term"]
+        )
+        math.replace_self(link)
+        link += math
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    """Register the directives and the first-use links."""
+    app.add_directive("notation-glossary", NotationGlossary)
+    app.add_directive("kind-equations", KindEquations)
+    app.connect("doctree-resolved", link_first_uses)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,77 @@
+"""Sphinx configuration of the course site (``make book``; ``scripts/build_book.py`` lays out the source).
+
+The chapters are the notebooks' stored outputs, never re-executed (``nb_execution_mode = "off"``): the
+site shows exactly what nbval checks. The repository's address comes from its one place, pyproject.toml.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE / "_ext"))
+sys.path.insert(0, str(ROOT))
+
+with (ROOT / "pyproject.toml").open("rb") as _f:
+    _PROJECT = tomllib.load(_f)["project"]
+REPOSITORY = _PROJECT["urls"]["Repository"]
+SOLUTIONS = os.environ.get("MSN_BOOK_SOLUTIONS") == "1"
+
+project = "mlsysim_nb"
+author = "mlsysim_nb contributors"
+copyright = "mlsysim_nb contributors, MIT licence"  # noqa: A001 - Sphinx's own setting name
+release = _PROJECT["version"]
+html_title = "mlsysim_nb: where the memory goes" + (" (instructor's version)" if SOLUTIONS else "")
+
+extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax", "msn_book"]
+exclude_patterns = [".doctrees", "_static", ".jupyter_execute", "**/.ipynb_checkpoints"]
+
+# notebooks: stored outputs only; a widget's view needs a kernel, so its text fallback is shown
+nb_execution_mode = "off"
+nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None)]
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_heading_anchors = 3
+
+# the API page: docstrings, numpy style
+autodoc_default_options = {"members": True, "member-order": "bysource"}
+autodoc_typehints = "none"
+napoleon_numpy_docstring = True
+napoleon_google_docstring = False
+
+# MathJax 2 from the jupyter-server-mathjax package, copied into _static/mathjax by the build (no network)
+mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
+mathjax2_config = {
+    "tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]], "processEscapes": True},
+    "showMathMenu": False,
+    "messageStyle": "none",
+}
+
+html_theme = "sphinx_book_theme"
+html_theme_options = {
+    "repository_url": REPOSITORY,
+    "repository_branch": "main",
+    "use_repository_button": True,
+    "use_download_button": False,
+    "home_page_in_toc": True,
+    "show_navbar_depth": 1,
+}
+html_static_path = [str(HERE / "_static")]
+html_css_files = ["book.css"]
+html_copy_source = False
+html_show_sourcelink = False
+
+
+def _static_of_source(app: Any, config: Any) -> None:
+    """The source folder's own _static (MathJax) beside book/_static; MyST-NB's output files inside it too."""
+    config.html_static_path.append(str(Path(app.srcdir) / "_static"))
+    config.nb_output_folder = str(Path(app.srcdir) / ".jupyter_execute")
+
+
+def setup(app: Any) -> None:
+    """Add the source folder's static files."""
+    app.connect("config-inited", _static_of_source)
