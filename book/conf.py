@@ -29,13 +29,15 @@ release = _PROJECT["version"]
 html_title = "mlsysim_nb: where the memory goes" + (" (instructor's version)" if SOLUTIONS else "")
 
 extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax", "msn_book"]
-exclude_patterns = [".doctrees", "_static", ".jupyter_execute", "**/.ipynb_checkpoints"]
+exclude_patterns = [".doctrees", "_static", "**/.ipynb_checkpoints"]
 
 # notebooks: stored outputs only; a widget's view needs a kernel, so its text fallback is shown
 nb_execution_mode = "off"
 nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None)]
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
+# text as written: no curly quotes (the student-version check compares the instructor's lines exactly)
+smartquotes = False
 
 # the API page: docstrings, numpy style
 autodoc_default_options = {"members": True, "member-order": "bysource"}
@@ -48,6 +50,8 @@ mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
 mathjax2_config = {
     "tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]], "processEscapes": True},
     "showMathMenu": False,
+    # the package ships the STIX web fonts only (not MathJax's default TeX fonts)
+    "HTML-CSS": {"availableFonts": ["STIX-Web"], "preferredFont": "STIX-Web", "webFont": "STIX-Web", "imageFont": None},
     "messageStyle": "none",
 }
 
@@ -60,6 +64,8 @@ html_theme_options = {
     "home_page_in_toc": True,
     "show_navbar_depth": 1,
 }
+# a first visit follows the reader's system setting (the theme otherwise logs an error for an unset mode)
+html_context = {"default_mode": "auto"}
 html_static_path = [str(HERE / "_static")]
 html_css_files = ["book.css"]
 html_copy_source = False
@@ -67,9 +73,8 @@ html_show_sourcelink = False
 
 
 def _static_of_source(app: Any, config: Any) -> None:
-    """The source folder's own _static (MathJax) beside book/_static; MyST-NB's output files inside it too."""
+    """The source folder's own _static (MathJax), beside book/_static."""
     config.html_static_path.append(str(Path(app.srcdir) / "_static"))
-    config.nb_output_folder = str(Path(app.srcdir) / ".jupyter_execute")
 
 
 def setup(app: Any) -> None:

@@ -116,7 +116,6 @@ def _markdown(text: str) -> Any:
 
     cell = nbformat.v4.new_markdown_cell(text)
     cell.metadata["msn_book"] = True  # added by the site, not in the notebook
-    cell.pop("id", None)
     return cell
 
 
