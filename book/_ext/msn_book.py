@@ -15,11 +15,13 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docutils import nodes
-from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
 
 GLOSSARY = "glossary"
 CHAPTERS = "notebooks/"
@@ -81,7 +83,7 @@ def _letter(command: str) -> str:
 
 
 def symbols_in(latex: str) -> Iterator[str]:
-    """The symbols an inline formula writes, as text (``b_\\text{val}`` -> ``b_val``), in reading order."""
+    r"""The symbols an inline formula writes, as text (``b_\text{val}`` -> ``b_val``), in reading order."""
     for m in _TOKEN.finditer(latex):
         letter = _letter(m.group("letter"))
         if not letter:
@@ -93,7 +95,7 @@ def symbols_in(latex: str) -> Iterator[str]:
 
 
 def _unit(base: str) -> str:
-    return base if base else "a plain number"
+    return base or "a plain number"
 
 
 class NotationGlossary(SphinxDirective):
@@ -165,12 +167,14 @@ class KindEquations(SphinxDirective):
                 cell += nodes.math("", f"{lhs} = {rhs}")
                 if formula.is_branching:
                     cell += nodes.Text(f" ({case.label})")
-            rows.append([
-                nodes.paragraph("", "", nodes.literal(name, name)),
-                cell,
-                nodes.paragraph(text=formula.unit or "plain number"),
-                nodes.paragraph(text=formula.doc),
-            ])
+            rows.append(
+                [
+                    nodes.paragraph("", "", nodes.literal(name, name)),
+                    cell,
+                    nodes.paragraph(text=formula.unit or "plain number"),
+                    nodes.paragraph(text=formula.doc),
+                ]
+            )
         return [_table(["property", "equation", "unit", "what it is"], rows)]
 
 

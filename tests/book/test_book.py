@@ -66,6 +66,7 @@ def expected_figures(path: Path) -> tuple[int, int]:
 
 
 def chapter(path: Path) -> str:
+    """A notebook's chapter page, relative to the site's root."""
     return f"notebooks/{path.stem}.html"
 
 
