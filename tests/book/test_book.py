@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,13 @@ from urllib.parse import unquote, urljoin, urlparse
 import pytest
 from build_book import STUDENT_PAGE, binder_folder, binder_link, notebooks, prepare, repository
 from check_student_version import MARKERS, problems
-from msn_book import anchor, entries, scenario_classes, symbols_in
+
+try:
+    from msn_book import anchor, entries, scenario_classes, symbols_in
+except ImportError as err:  # Sphinx (the book extra) is missing: skip locally, fail in CI
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        raise
+    pytest.skip(f"the book extra is not installed: {err}", allow_module_level=True)
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRAST_JS = (ROOT / "tests" / "browser" / "contrast.js").read_text(encoding="utf-8")
