@@ -10,7 +10,6 @@ import os
 import sys
 import tomllib
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -28,7 +27,7 @@ copyright = "mlsysim_nb contributors, MIT licence"  # noqa: A001 - Sphinx's own 
 release = _PROJECT["version"]
 html_title = "mlsysim_nb: where the memory goes" + (" (instructor's version)" if SOLUTIONS else "")
 
-extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax", "msn_book"]
+extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "msn_book"]
 exclude_patterns = [".doctrees", "_static", "**/.ipynb_checkpoints"]
 # the build runs with -W (a broken reference fails it); a notebook's heading levels are its own business
 suppress_warnings = ["myst.header"]
@@ -47,15 +46,8 @@ autodoc_typehints = "none"
 napoleon_numpy_docstring = True
 napoleon_google_docstring = False
 
-# MathJax 2 from the jupyter-server-mathjax package, copied into _static/mathjax by the build (no network)
-mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
-mathjax2_config = {
-    "tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]], "processEscapes": True},
-    "showMathMenu": False,
-    # the package ships the STIX web fonts only (not MathJax's default TeX fonts)
-    "HTML-CSS": {"availableFonts": ["STIX-Web"], "preferredFont": "STIX-Web", "webFont": "STIX-Web", "imageFont": None},
-    "messageStyle": "none",
-}
+# math: MathML written at build time (msn_book), no MathJax: it reads without JavaScript or network
+html_math_renderer = "msn_mathml"
 
 html_theme = "sphinx_book_theme"
 html_theme_options = {
@@ -72,13 +64,3 @@ html_static_path = [str(HERE / "_static")]
 html_css_files = ["book.css"]
 html_copy_source = False
 html_show_sourcelink = False
-
-
-def _static_of_source(app: Any, config: Any) -> None:
-    """The source folder's own _static (MathJax), beside book/_static."""
-    config.html_static_path.append(str(Path(app.srcdir) / "_static"))
-
-
-def setup(app: Any) -> None:
-    """Add the source folder's static files."""
-    app.connect("config-inited", _static_of_source)

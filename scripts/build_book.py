@@ -16,7 +16,8 @@ script lays out a source folder beside OUT (``OUT-src``, generated anew at each 
   applies (``ClearSolutions``, ``ClearHiddenTests``, ``ClearMarkScheme``, with the course's own
   configuration), and the outputs of the answer cells and of the graded check cells (which echo the
   answer) are cleared; every other stored output (derivations, charts) is kept;
-* MathJax, from the ``jupyter-server-mathjax`` package, so that the site needs no network.
+* no script for the formulas: the site's extension writes them as MathML at build time, so the site
+  needs no network and its formulas read without JavaScript.
 """
 
 from __future__ import annotations
@@ -164,15 +165,8 @@ def _page(template: Path, target: Path) -> None:
     target.write_text(text.replace(REPO_PLACEHOLDER, rel), encoding="utf-8")
 
 
-def mathjax_folder() -> Path:
-    """MathJax 2's files, as the jupyter-server-mathjax package ships them (no network at build or read time)."""
-    import jupyter_server_mathjax
-
-    return Path(jupyter_server_mathjax.__file__).parent / "static"
-
-
 def prepare(src: Path, *, solutions: bool) -> list[Path]:
-    """Write the site's source folder: the pages, the chapters and the static files; return the chapters."""
+    """Write the site's source folder: the pages and the chapters; return the chapters."""
     import nbformat
 
     if src.exists():
@@ -186,8 +180,6 @@ def prepare(src: Path, *, solutions: bool) -> list[Path]:
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(chapter(path, solutions=solutions), target)
         chapters.append(target)
-    static = src / "_static"
-    shutil.copytree(mathjax_folder(), static / "mathjax", ignore=shutil.ignore_patterns("*.py", "__pycache__"))
     return chapters
 
 

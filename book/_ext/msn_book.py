@@ -6,14 +6,17 @@
 * ``kind-equations KIND``: every equation a kind defines, from its ``EQUATIONS`` table, in LaTeX.
 * in every chapter (a document under ``notebooks/``), the first inline math that writes a glossary
   symbol links to the symbol's entry.
+* math as MathML, converted at build time (``latex2mathml``): formulas read without JavaScript, and the
+  site loads no script or font for them.
 """
 
 from __future__ import annotations
 
 import functools
+import html
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,10 +29,10 @@ if TYPE_CHECKING:
 GLOSSARY = "glossary"
 CHAPTERS = "notebooks/"
 
-#: one symbol in LaTeX: a letter or a Greek command, primes, and an optional subscript
-_TOKEN = re.compile(
-    r"(?P<letter>\\[A-Za-z]+|[A-Za-z])(?P<prime>(?:′|')*)"
-    r"(?:_(?:\{(?P<braced>(?:[^{}]|\{[^{}]*\})*)\}|\\(?:text|mathrm)\{(?P<text>[^{}]*)\}|(?P<one>[A-Za-z0-9])))?"
+#: one symbol in LaTeX: a letter (or a symbol's longer letter, BW), or a Greek command, primes, and a subscript
+_SYMBOL_PATTERN = (
+    r"(?P<letter>\\[A-Za-z]+|{longer}[A-Za-z])(?P<prime>(?:′|')*)"
+    r"(?:_(?:\{{(?P<braced>(?:[^{{}}]|\{{[^{{}}]*\}})*)\}}|\\(?:text|mathrm)\{{(?P<text>[^{{}}]*)\}}|(?P<one>[A-Za-z0-9])))?"
 )
 _FORMATTING = re.compile(r"\\(?:text|mathrm|mathit|operatorname)\{([^{}]*)\}")
 
@@ -39,6 +42,7 @@ class Entry:
     """One symbol of the glossary and every name written with it."""
 
     text: str  # the symbol as text, "b_val"
+    letter: str  # its letter, "b"
     latex: str
     names: tuple[tuple[str, str, str], ...]  # (name, label, base unit)
     kinds: tuple[str, ...]
@@ -58,11 +62,13 @@ def entries() -> tuple[Entry, ...]:
     for cls in scenario_classes():
         for name, quantity in cls.notation().items():  # type: ignore[attr-defined]
             text = quantity.symbol.text()
-            row = rows.setdefault(text, {"latex": quantity.symbol.latex(), "names": {}, "kinds": []})
+            row = rows.setdefault(
+                text, {"letter": quantity.symbol.letter, "latex": quantity.symbol.latex(), "names": {}, "kinds": []}
+            )
             row["names"].setdefault(name, (name, quantity.label, quantity.base))
             if cls.__name__ not in row["kinds"]:
                 row["kinds"].append(cls.__name__)
-    out = [Entry(t, r["latex"], tuple(r["names"].values()), tuple(r["kinds"])) for t, r in rows.items()]
+    out = [Entry(t, r["letter"], r["latex"], tuple(r["names"].values()), tuple(r["kinds"])) for t, r in rows.items()]
     return tuple(sorted(out, key=lambda e: (e.text.casefold(), e.text)))
 
 
@@ -82,9 +88,20 @@ def _letter(command: str) -> str:
         return ""
 
 
-def symbols_in(latex: str) -> Iterator[str]:
+@functools.cache
+def _token(longer: tuple[str, ...]) -> re.Pattern[str]:
+    alternatives = "".join(f"{re.escape(letter)}|" for letter in sorted(longer, key=len, reverse=True))
+    return re.compile(_SYMBOL_PATTERN.format(longer=alternatives))
+
+
+def letters() -> tuple[str, ...]:
+    """The glossary's letters of more than one character (``BW``), read before single letters."""
+    return tuple(sorted({e.letter for e in entries() if len(e.letter) > 1 and e.letter.isascii()}))
+
+
+def symbols_in(latex: str, longer: Iterable[str] = ()) -> Iterator[str]:
     r"""The symbols an inline formula writes, as text (``b_\text{val}`` -> ``b_val``), in reading order."""
-    for m in _TOKEN.finditer(latex):
+    for m in _token(tuple(longer)).finditer(latex):
         letter = _letter(m.group("letter"))
         if not letter:
             continue
@@ -197,7 +214,7 @@ def link_first_uses(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     for math in list(doctree.findall(nodes.math)):
         if _inside(math, (nodes.reference, nodes.title, nodes.literal_block, nodes.raw)):
             continue
-        new = [s for s in symbols_in(math.astext()) if s in known and s not in seen]
+        new = [s for s in symbols_in(math.astext(), letters()) if s in known and s not in seen]
         if not new:
             continue
         first = new[0]
@@ -210,8 +227,29 @@ def link_first_uses(app: Sphinx, doctree: nodes.document, docname: str) -> None:
         link += math
 
 
+def mathml(latex: str, *, display: bool) -> str:
+    """A formula as MathML; one latex2mathml cannot read stays its LaTeX source, as code."""
+    from latex2mathml.converter import convert
+
+    try:
+        return convert(latex, display="block" if display else "inline")
+    except Exception:  # noqa: BLE001 - any formula the converter refuses is shown as written
+        return f'<code class="msn-tex">{html.escape(latex)}</code>'
+
+
+def _visit_math(translator: Any, node: nodes.math) -> None:
+    translator.body.append(f'<span class="math msn-math">{mathml(node.astext(), display=False)}</span>')
+    raise nodes.SkipNode
+
+
+def _visit_math_block(translator: Any, node: nodes.math_block) -> None:
+    translator.body.append(f'<div class="math msn-math">{mathml(node.astext(), display=True)}</div>')
+    raise nodes.SkipNode
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
-    """Register the directives and the first-use links."""
+    """Register the directives, the first-use links and the MathML renderer."""
+    app.add_html_math_renderer("msn_mathml", (_visit_math, None), (_visit_math_block, None))
     app.add_directive("notation-glossary", NotationGlossary)
     app.add_directive("kind-equations", KindEquations)
     app.connect("doctree-resolved", link_first_uses)

@@ -1,7 +1,8 @@
 """The course site, built once per test module from the notebooks' stored outputs, and served over HTTP.
 
 Outside CI a missing Sphinx (the ``book`` extra), Chromium or Playwright skips these tests; in CI
-(``CI=true``) it fails them, as tests/browser does. The browser fixtures are tests/browser's own.
+(``CI=true``) it fails them, as tests/browser does. The browser fixtures are tests/conftest.py's, shared
+with tests/browser.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-from tests.browser.conftest import artifacts, browser, chromium_path  # noqa: F401 - fixtures reused
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -52,7 +51,7 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     """The student version, built once into a temp folder and served on 127.0.0.1."""
-    for module in ("sphinx", "myst_nb", "sphinx_book_theme", "jupyter_server_mathjax", "nbgrader"):
+    for module in ("sphinx", "myst_nb", "sphinx_book_theme", "latex2mathml", "nbgrader"):
         if importlib.util.find_spec(module) is None:
             _unavailable(f"{module} is not installed (pip install -e '.[book]')")
     from build_book import build

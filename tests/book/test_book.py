@@ -21,7 +21,7 @@ from build_book import STUDENT_PAGE, binder_folder, binder_link, notebooks, prep
 from check_student_version import MARKERS, problems
 
 try:
-    from msn_book import anchor, entries, scenario_classes, symbols_in
+    from msn_book import anchor, entries, letters, scenario_classes, symbols_in
 except ImportError as err:  # Sphinx (the book extra) is missing: skip locally, fail in CI
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
         raise
@@ -145,6 +145,12 @@ def test_glossary_is_generated_from_the_notation(site: Any) -> None:
 def test_symbols_in_formulas(latex: str, symbols: list[str]) -> None:
     """The symbols an inline formula writes, as the notation writes them."""
     assert list(symbols_in(latex)) == symbols
+
+
+def test_longer_letters_are_read_first() -> None:
+    """A letter of several characters the glossary holds (BW) is one symbol, not B then W."""
+    assert "BW" in letters()
+    assert list(symbols_in(r"BW_\text{mem} \cdot t", letters())) == ["BW_mem", "t"]
 
 
 def test_every_chapter_links_its_first_symbols_to_the_glossary(site: Any) -> None:
