@@ -115,29 +115,42 @@ def _unit(base: str) -> str:
     return base or "a plain number"
 
 
+def is_letter(entry: Entry) -> bool:
+    """A symbol proper (``P``, ``b_val``, ``κ_tok``), not a condition (``[E > 0]``) or a number (``4``)."""
+    return entry.letter[:1].isalpha()
+
+
+def _item(entry: Entry) -> nodes.definition_list_item:
+    term = nodes.term("", "", ids=[anchor(entry.text)])
+    term += nodes.math(entry.latex, entry.latex)
+    term += nodes.Text("  ")
+    term += nodes.literal(entry.text, entry.text)
+    body = nodes.definition()
+    for name, label, base in entry.names:
+        para = nodes.paragraph()
+        para += nodes.Text(f"{label} (")
+        para += nodes.literal(name, name)
+        para += nodes.Text(f", {_unit(base)})")
+        body += para
+    used = nodes.paragraph(classes=["msn-kinds"])
+    used += nodes.Text("In " + ", ".join(entry.kinds) + ".")
+    body += used
+    return nodes.definition_list_item("", term, body)
+
+
 class NotationGlossary(SphinxDirective):
     """The glossary of every symbol, generated from the package's notation tables."""
 
     def run(self) -> list[nodes.Node]:
-        """One definition-list item per symbol."""
-        glossary = nodes.definition_list(classes=["msn-glossary", "glossary"])
+        """One definition-list item per symbol; then the conditions and numbers the equations write."""
+        symbols = nodes.definition_list(classes=["msn-glossary", "glossary"])
+        others = nodes.definition_list(classes=["msn-glossary", "glossary"])
         for entry in entries():
-            term = nodes.term("", "", ids=[anchor(entry.text)])
-            term += nodes.math(entry.latex, entry.latex)
-            term += nodes.Text("  ")
-            term += nodes.literal(entry.text, entry.text)
-            body = nodes.definition()
-            for name, label, base in entry.names:
-                para = nodes.paragraph()
-                para += nodes.Text(f"{label} (")
-                para += nodes.literal(name, name)
-                para += nodes.Text(f", {_unit(base)})")
-                body += para
-            used = nodes.paragraph(classes=["msn-kinds"])
-            used += nodes.Text("In " + ", ".join(entry.kinds) + ".")
-            body += used
-            glossary += nodes.definition_list_item("", term, body)
-        return [glossary]
+            (symbols if is_letter(entry) else others).append(_item(entry))
+        out: list[nodes.Node] = [symbols]
+        if len(others):
+            out += [nodes.rubric(text="Conditions and numbers the equations write"), others]
+        return out
 
 
 def _table(header: list[str], rows: list[list[nodes.Node]]) -> nodes.table:

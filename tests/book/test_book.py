@@ -21,7 +21,7 @@ from build_book import STUDENT_PAGE, binder_folder, binder_link, notebooks, prep
 from check_student_version import MARKERS, problems
 
 try:
-    from msn_book import anchor, entries, letters, scenario_classes, symbols_in
+    from msn_book import anchor, entries, is_letter, letters, scenario_classes, symbols_in
 except ImportError as err:  # Sphinx (the book extra) is missing: skip locally, fail in CI
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
         raise
@@ -129,6 +129,9 @@ def test_glossary_is_generated_from_the_notation(site: Any) -> None:
         assert f'id="{anchor(text)}"' in page, text
     for core in ["P", "b_val", "b_opt", "s", "b", "h", "a", "L", "k", "t", "p", "m"]:
         assert core in symbols, core
+    first = page.index("Conditions and numbers the equations write")
+    for entry in entries():
+        assert (page.index(f'id="{anchor(entry.text)}"') < first) == is_letter(entry), entry.text
 
 
 @pytest.mark.parametrize(
