@@ -63,7 +63,7 @@ def binder_folder() -> str:
     if not found:
         msg = "README.md has no Binder badge: the chapters' Binder links are built from it"
         raise ValueError(msg)
-    url = found[0][1:-1]
+    url = str(found[0])[1:-1]
     if "/".join(repository().split("/")[-2:]) not in url:
         msg = f"the README's Binder badge {url} does not name the repository {repository()}"
         raise ValueError(msg)
