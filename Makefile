@@ -10,7 +10,7 @@ COURSE ?= student
 # PYTEST_ARGS: extra pytest options for `make test`, e.g. PYTEST_ARGS=--durations=20
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 
-.PHONY: lab test env test-env course-env lint unit nbval notebooks assignments student rubrics count-runs bench clean
+.PHONY: lab test env test-env course-env book-env lint unit nbval notebooks assignments student rubrics book book-solutions count-runs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,13 +26,20 @@ $(VENV)/.course-installed: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[course]"
 	touch $@
 
-# everything the test suite needs (reference oracle, nbval, nbgrader, playwright, linters, PyTorch for the lab)
+# the package, Sphinx, MyST-NB and the book theme: enough to build the course's site (make book)
+$(VENV)/.book-installed: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[book]"
+	touch $@
+
+# everything the test suite needs (reference oracle, nbval, nbgrader, playwright, linters, PyTorch for the
+# lab, Sphinx for the site)
 $(VENV)/.test-installed: $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[lab,course,test,browser,lint,measure]"
+	$(BIN)/python -m pip install --quiet -e ".[lab,course,test,browser,lint,measure,book]"
 	touch $@
 
 env: $(VENV)/.lab-installed
 course-env: $(VENV)/.course-installed
+book-env: $(VENV)/.book-installed
 test-env: $(VENV)/.test-installed
 
 lab: $(VENV)/.lab-installed
@@ -52,7 +59,7 @@ unit: $(VENV)/.test-installed
 		tests/unit tests/property tests/differential mlsysim_nb README.md
 
 # everything: lint first, then every test layer (unit, property, differential, notebooks under
-# nbval, the Binder environment, browser)
+# nbval, the Binder environment, browser, the course's site in tests/book)
 test: lint
 	$(BIN)/python -m pytest -p no:cacheprovider -n 2 --dist loadfile $(NBVAL) $(PYTEST_ARGS)
 
@@ -77,6 +84,14 @@ assignments: $(VENV)/.course-installed
 # the same release copied into student/ (what `make lab` and Binder open): run it after editing a notebook
 student: $(VENV)/.course-installed
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python scripts/make_assignments.py build/course --student student
+
+# the course as a static site, the student version (no solutions), from the notebooks' stored outputs:
+# build/book/index.html. Nothing is executed. book-solutions: the instructor's version, for private publishing.
+book: $(VENV)/.book-installed
+	$(BIN)/python scripts/build_book.py build/book
+
+book-solutions: $(VENV)/.book-installed
+	$(BIN)/python scripts/build_book.py build/book-solutions --solutions
 
 # how many times one `make test` executes each notebook (every kernel started is counted)
 count-runs: $(VENV)/.test-installed

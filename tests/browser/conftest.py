@@ -1,62 +1,6 @@
-"""Browser fixtures: Debian's Chromium driven by Playwright (never a downloaded browser).
+"""Browser tests: Debian's Chromium driven by Playwright (never a downloaded browser).
 
-Outside CI a missing Chromium or Playwright skips these tests; in CI
-(``CI=true``) it fails them, so a broken install cannot pass silently.
+The fixtures (``chromium_path``, ``browser``, ``artifacts``) live in ``tests/conftest.py``, shared with
+``tests/book``: one Playwright per test process, since a second sync Playwright cannot start while the
+first runs. Outside CI a missing Chromium or Playwright skips these tests; in CI (``CI=true``) it fails them.
 """
-
-from __future__ import annotations
-
-import os
-import shutil
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
-
-import pytest
-
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(f"browser test cannot run in CI: {reason}")
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="session")
-def chromium_path() -> str:
-    """Path of Debian's chromium binary."""
-    path = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-    if not path:
-        _unavailable("Debian's chromium is not installed (apt-get install chromium)")
-    return str(path)
-
-
-@pytest.fixture(scope="session")
-def browser(chromium_path: str) -> Iterator[Any]:
-    """A headless Chromium launched by Playwright with executable_path."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("playwright is not installed (pip install playwright)")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture(scope="session")
-def artifacts() -> Path:
-    """Folder for screenshots kept as test artifacts."""
-    ARTIFACTS.mkdir(exist_ok=True)
-    return ARTIFACTS
