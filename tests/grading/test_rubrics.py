@@ -24,7 +24,7 @@ def test_every_hand_graded_answer_is_on_its_notebooks_sheet(tmp_path: Path) -> N
         for item in items:
             assert f"`{item['id']}`" in text
             assert "**Rubric.**" in item["prompt"], f"{item['id']}: the rubric is not above the answer"
-            assert item["answer"].startswith("**Model answer.**"), item["id"]
+            assert item["answer"].startswith(("**Model answer.**", "**Worked example.**")), item["id"]
             assert item["prompt"] in text
             assert item["answer"] in text
         assert "### BEGIN SOLUTION" not in text
