@@ -339,3 +339,27 @@ def test_model_answers_sit_inside_solution_regions(path: Path) -> None:
         inside, _, after = rest.partition("### END SOLUTION")
         assert "Model answer" in inside
         assert "Model answer" not in before + after
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_visible_rubric_holds_an_autograded_answer(path: Path) -> None:
+    """A rubric is shown to students, so it names criteria, never the value an autograded check grades.
+
+    The values are those the solutions' check cells record ("Answer recorded: 216"); small whole numbers
+    (a ZeRO stage, bytes of a value) occur in any text and are left out.
+    """
+    cells = _all_cells(path)
+    answers = []
+    for cell in _graded_cells(path):
+        shown = "".join("".join(o.get("text", "")) for o in cell.get("outputs", []))
+        found = RECORDED.search(shown)
+        if found is not None:
+            answers.append(float(found.group(1).rstrip(".")))
+    answers = [a for a in answers if not (a == round(a) and abs(a) <= 12)]
+    for cell in cells:
+        text = _source(cell)
+        if cell["cell_type"] != "markdown" or "**Rubric.**" not in text or "### BEGIN SOLUTION" in text:
+            continue
+        rubric = text[text.index("**Rubric.**") :]
+        leaked = [n for n in _numbers(rubric) for a in answers if math.isclose(n, a, rel_tol=5e-3)]
+        assert leaked == [], f"{path.name}: the rubric shows {leaked}: {rubric[:120]}"
