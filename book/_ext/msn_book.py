@@ -4,6 +4,8 @@
   kinds' own notation tables (``Scenario.notation()``: the records', the fields' and the equations' rows),
   never retyped. Each entry's anchor is ``sym-`` and the symbol's text (case kept: ``P`` and ``p`` differ).
 * ``kind-equations KIND``: every equation a kind defines, from its ``EQUATIONS`` table, in LaTeX.
+* ``every-kind``: for each scenario kind the package finds (a new kind's folder included), its class's
+  autodoc and its equations, so that the API page lists every kind without naming one.
 * in every chapter (a document under ``notebooks/``), the first inline math that writes a glossary
   symbol links to the symbol's entry.
 * math as MathML, converted at build time (``latex2mathml``): formulas read without JavaScript, and the
@@ -208,6 +210,25 @@ class KindEquations(SphinxDirective):
         return [_table(["property", "equation", "unit", "what it is"], rows)]
 
 
+class EveryKind(SphinxDirective):
+    """Each scenario kind's class (autodoc, members) and its equations, in catalog order."""
+
+    def run(self) -> list[nodes.Node]:
+        """The reST of every kind, parsed in place: an ``autoclass`` and a ``kind-equations`` table each."""
+        from docutils.statemachine import StringList
+        from sphinx.util.nodes import nested_parse_with_titles
+
+        lines: list[str] = []
+        for cls in scenario_classes():
+            name = cls.__name__
+            lines += [f".. autoclass:: mlsysim_nb.{name}", "   :members:", ""]
+            lines += [f"Equations of ``{name}``", "-" * (len(name) + 17), "", f".. kind-equations:: {name}", ""]
+        container = nodes.section()
+        container.document = self.state.document
+        nested_parse_with_titles(self.state, StringList(lines, source="every-kind"), container)
+        return list(container.children)
+
+
 def _inside(node: nodes.Node, kinds: tuple[type, ...]) -> bool:
     parent = node.parent
     while parent is not None:
@@ -265,5 +286,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_html_math_renderer("msn_mathml", (_visit_math, None), (_visit_math_block, None))
     app.add_directive("notation-glossary", NotationGlossary)
     app.add_directive("kind-equations", KindEquations)
+    app.add_directive("every-kind", EveryKind)
     app.connect("doctree-resolved", link_first_uses)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
