@@ -29,7 +29,13 @@ import types
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from pint.errors import PintError
+from mlsysim_nb.answers import (
+    WrongAnswer,
+    form_problem,
+    read_answer,
+    scale_note,
+    verdict,
+)
 
 __all__ = [
     "NOT_GRADED",
@@ -47,92 +53,11 @@ _HINTS: dict[str, tuple[str, ...]] = {}
 _SHOWN: dict[str, int] = {}
 _GUESSES: dict[str, tuple[float | bool | None, str | None]] = {}
 
-_RED, _BOLD, _RESET = "\x1b[31m", "\x1b[1m", "\x1b[0m"
-
 #: what a graded answer outside the tolerance is told, whatever its distance or sign
 NOT_WITHIN_TOLERANCE = "Not quite: not within tolerance of the model's value."
 
 #: what a graded answer is told when its hidden test could not compare it (the test's code is never shown)
 NOT_GRADED = "Not graded: the answer could not be compared with the model's value"
-
-#: units a slip of unit may have used instead of the one asked, by dimension
-_SIBLINGS: dict[str, tuple[str, ...]] = {
-    "[information]": ("B", "kB", "MB", "GB", "TB", "PB", "KiB", "MiB", "GiB", "TiB", "PiB"),
-    "[time]": ("s", "ms", "us", "ns", "min", "h"),
-    "[information] / [time]": ("B/s", "kB/s", "MB/s", "GB/s", "TB/s", "GiB/s", "TiB/s"),
-}
-_UNIT_NAMES = {"B": "bytes", "s": "seconds", "min": "minutes", "h": "hours"}
-#: scale slips of a plain number: a factor and what it usually means
-_SCALES: tuple[tuple[float, str], ...] = (
-    (100.0, "a percentage where a fraction was asked"),
-    (1e-2, "a fraction where a percentage was asked"),
-    (1e9, "a count where billions were asked, or bytes where GB were asked"),
-    (1e-9, "billions where a count was asked"),
-    (2**30 / 1e9, "a GB/GiB mix-up (a factor of 2**30 / 1e9)"),
-    (1e9 / 2**30, "a GB/GiB mix-up (a factor of 2**30 / 1e9)"),
-    (2**20 / 1e6, "an MB/MiB mix-up (a factor of 2**20 / 1e6)"),
-    (1e6 / 2**20, "an MB/MiB mix-up (a factor of 2**20 / 1e6)"),
-)
-
-
-class WrongAnswer(AssertionError):  # noqa: N818 - students read the name: "wrong answer", not "error"
-    """A wrong (or, under ``require``, missing) answer: one short line in a notebook, still a failure.
-
-    IPython calls ``_render_traceback_`` instead of printing the traceback, so
-    the student sees the message alone, in red; pytest and nbgrader see an
-    ``AssertionError`` like any failed test.
-    """
-
-    def _render_traceback_(self) -> list[str]:
-        return [f"{_RED}{_BOLD}✗{_RESET}{_RED} {self}{_RESET}"]
-
-
-def _quantity(value: str, what: str) -> Any:
-    from mlsysim_nb.units import Q_
-
-    try:
-        return Q_(value.strip())
-    except (PintError, ValueError, TypeError, SyntaxError, AttributeError) as error:
-        msg = f"could not read {what} {value!r} as a number with a unit ({type(error).__name__})"
-        raise WrongAnswer(msg) from None
-
-
-def _dimension(unit: str) -> str:
-    from mlsysim_nb.units import Q_
-
-    return str(Q_(1, unit).dimensionality)
-
-
-def _read(value: Any, unit: str | None, what: str) -> float:
-    """A number in ``unit`` from a plain number, a quantity or a string such as ``"6 GB"``."""
-    if isinstance(value, str):
-        value = _quantity(value, what)
-    if hasattr(value, "units"):
-        if unit is None:
-            if value.dimensionless:
-                return float(value.m_as(""))
-            msg = f"{what} is a plain number here: give it without a unit"
-            raise WrongAnswer(msg)
-        try:
-            return float(value.m_as(unit))
-        except PintError:
-            msg = (
-                f"{what} has the wrong dimension: {value.units:~P} is a {value.dimensionality}, "
-                f"and the answer is a {_dimension(unit)} (asked in {unit})"
-            )
-            raise WrongAnswer(msg) from None
-    if isinstance(value, bool):
-        return float(value)
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        msg = f"{what} should be a number{f' in {unit}' if unit else ''}, got {value!r}"
-        raise WrongAnswer(msg) from None
-
-
-def _is_quantity(value: Any) -> bool:
-    return hasattr(value, "units") and not value.dimensionless
-
 
 #: set by ``check(None)``: the reminder is on screen, so the ``require(None)`` that follows in a grader's
 #: copy of the cell does not say "not answered" a second time
@@ -159,85 +84,6 @@ def _hint_text(label: str, hints: tuple[str, ...]) -> str:
     if label and len(hints) > 1:
         text += f" (still stuck? run hint({label!r}))"
     return text
-
-
-def _slip(got: float, want: float, unit: str | None, rel: float) -> str:
-    """The name of a unit or scale slip that turns the right value ``want`` into ``got``, or ``""``.
-
-    A slip is named when ``got``, rescaled by the slip's factor, is within the exercise's tolerance ``rel``
-    of ``want``: ``64e9`` for 64.24 GB is bytes for GB, as ``64.24e9`` is.
-    """
-    if want == 0 or got == 0 or (got > 0) != (want > 0):
-        return ""
-    ratio = got / want
-    if unit is not None:
-        from mlsysim_nb.units import Q_
-
-        siblings = _SIBLINGS.get(_dimension(unit), ())
-        for other in siblings if rel else ():
-            factor = float(Q_(1, unit).m_as(other))
-            if other != unit and math.isclose(ratio, factor, rel_tol=rel, abs_tol=0):
-                return (
-                    f"a slip of unit: the number reads as the answer in {_UNIT_NAMES.get(other, other)}, "
-                    f"but it is asked in {unit}"
-                )
-    for factor, meaning in _SCALES if rel else ():  # a whole number off by one can look like 2**30 / 1e9
-        if math.isclose(ratio, factor, rel_tol=rel, abs_tol=0):
-            return f"a slip of scale: it looks like {meaning}"
-    exponent = round(math.log10(ratio) / 3) * 3  # kilo, mega, giga...: a 10x off is no slip of a unit
-    if exponent != 0 and math.isclose(ratio, 10.0**exponent, rel_tol=rel, abs_tol=0):
-        return f"a slip of scale: the number is off by a factor of exactly 10^{exponent}; check the unit"
-    exponent = round(math.log2(ratio) / 10) * 10
-    if exponent != 0 and math.isclose(ratio, 2.0**exponent, rel_tol=rel, abs_tol=0):
-        return f"a slip of scale: the number is off by a factor of exactly 2^{exponent}; check KiB, MiB and GiB"
-    return ""
-
-
-def _verdict(answer: Any, expected: Any, accept: tuple[Any, ...], unit: str | None, rel: float) -> tuple[bool, str]:
-    """Whether ``answer`` matches ``expected`` (or an accepted alternative), and what to say if not.
-
-    The message says "not within tolerance", never how far off or in which direction; a slip of
-    unit or of scale (and a plain number where a quantity was asked) is named instead.
-    """
-    if isinstance(expected, bool):
-        return (isinstance(answer, bool) and answer == expected), f"{answer!r} is not the model's answer"
-    if unit is None and _is_quantity(expected):
-        if not isinstance(answer, str) and not _is_quantity(answer):
-            return False, 'a plain number, but the answer is a quantity: give it with its unit, e.g. "12 GB"'
-        unit = f"{expected.units}"
-    got = _read(answer, unit, "your answer")
-    if not math.isfinite(got):
-        return False, f"{got} is not a finite number"
-    wants = [_read(v, unit, "the expected value") for v in (expected, *accept)]
-    if any(math.isclose(got, want, rel_tol=rel, abs_tol=1e-12) for want in wants):
-        return True, ""
-    for want in wants:
-        slip = _slip(got, want, unit, rel)  # a slip is named when the answer, rescaled, would pass
-        if slip:
-            return False, slip
-    return False, ""
-
-
-def _form(  # noqa: PLR0917 - one private helper of check()
-answer: Any, unit: str | None, sign: str, whole: bool, between: Sequence[float] | None,
-          choices: Sequence[Any] | None) -> tuple[str, float | bool]:  # fmt: skip
-    """What is wrong with the answer's form (unit, dimension, sign, whole, range, choice), or ``""``."""
-    if choices is not None:
-        if answer not in list(choices) or isinstance(answer, bool) != isinstance(choices[0], bool):
-            return f"the answer is one of {', '.join(repr(c) for c in choices)}; got {answer!r}", 0.0
-        return "", answer if isinstance(answer, bool) else float(answer)
-    got = _read(answer, unit, "your answer")
-    if not math.isfinite(got):
-        return f"{got} is not a finite number", got
-    if whole and got != round(got):
-        return f"the answer is a whole number; got {got:.6g}", got
-    if between is not None and not between[0] <= got <= between[1]:
-        return f"the answer lies between {between[0]:g} and {between[1]:g}; got {got:.4g}", got
-    if sign == "positive" and got <= 0:
-        return "the answer is a positive amount; check the sign", got
-    if sign == "negative" and got >= 0:
-        return "the answer is negative here; check the sign", got
-    return "", got
 
 
 def check(
@@ -301,7 +147,7 @@ def check(
         print(f"Not answered yet: replace None with your answer{suffix} and run this cell again.")  # noqa: T201
         return
     try:
-        problem, got = _form(answer, unit, sign, whole, between, choices)
+        problem, got = form_problem(answer, unit, sign, whole, between, choices)
     except WrongAnswer as error:
         problem, got = str(error), 0.0
     if problem:
@@ -318,25 +164,7 @@ def check(
     listed = ", ".join(said[:-1]) + (" and " if len(said) > 1 else "") + said[-1]
     shown = f"{got:.4g}{f' {unit}' if unit else ''}"
     graded = "its value is graded when the notebook is graded"
-    print(f"Answer recorded: {shown}. It {listed}; {graded}.{_scale_note(got, unit)}")  # noqa: T201
-
-
-#: more memory than any one exercise of the course asks about: an answer above it was likely typed in bytes
-_IMPLAUSIBLE_BYTES = 1e15
-
-
-def _scale_note(got: float, unit: str | None) -> str:
-    """A note on an answer of memory above a petabyte (the usual cause: bytes typed where GB were asked).
-
-    It depends on the answer alone, never on the expected value.
-    """
-    if unit is None or _dimension(unit) != "[information]":
-        return ""
-    from mlsysim_nb.units import Q_
-
-    if abs(float(Q_(got, unit).m_as("B"))) < _IMPLAUSIBLE_BYTES:
-        return ""
-    return f" Note: {got:.4g} {unit} is more than a petabyte; if you typed bytes, convert to {unit}."
+    print(f"Answer recorded: {shown}. It {listed}; {graded}.{scale_note(got, unit)}")  # noqa: T201
 
 
 def require(
@@ -390,7 +218,7 @@ def require(
         if reminded:
             msg = "No points: there is no answer to grade."
         raise WrongAnswer(msg)
-    ok, why = _verdict(answer, expected, tuple(accept), unit, rel)
+    ok, why = verdict(answer, expected, tuple(accept), unit, rel)
     if not ok:
         raise WrongAnswer(f"Not quite: {why}." if why else NOT_WITHIN_TOLERANCE)
 
@@ -455,7 +283,7 @@ def predict(guess: Any, *, unit: str | None = None, name: str = "guess") -> None
         _GUESSES[name] = (None, unit)
         print(f"Write your guess{suffix} in place of None and run this cell, before reading on.")  # noqa: T201
         return
-    value: float | bool = guess if isinstance(guess, bool) else _read(guess, unit, "your guess")
+    value: float | bool = guess if isinstance(guess, bool) else read_answer(guess, unit, "your guess")
     _GUESSES[name] = (value, unit)
     shown = str(value) if isinstance(value, bool) else f"{value:.4g}{f' {unit}' if unit else ''}"
     print(f"Recorded your guess: {shown}. Now read on.")  # noqa: T201
@@ -478,7 +306,7 @@ def reveal(actual: Any, *, name: str = "guess") -> None:
         else:
             print(f"{said}; you guessed {guess} ({'right' if guess == actual else 'wrong'}).")  # noqa: T201
         return
-    value = _read(actual, unit, "the model's value")
+    value = read_answer(actual, unit, "the model's value")
     said = f"The memory model says {value:.4g}{f' {unit}' if unit else ''}"
     if guess is None:
         print(f"{said}. (You made no guess: next time commit to one first.)")  # noqa: T201
