@@ -8,6 +8,8 @@ factor is named as a slip, never as a distance.
 from __future__ import annotations
 
 import math
+import sys
+import types
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +20,7 @@ __all__ = [
     "dimension",
     "form_problem",
     "is_quantity",
+    "lock_module",
     "read_answer",
     "scale_note",
     "slip",
@@ -205,3 +208,32 @@ def scale_note(got: float, unit: str | None) -> str:
     if abs(float(Q_(got, unit).m_as("B"))) < IMPLAUSIBLE_BYTES:
         return ""
     return f" Note: {got:.4g} {unit} is more than a petabyte; if you typed bytes, convert to {unit}."
+
+
+class _Locked(types.ModuleType):
+    """A grading module that refuses to have any of its names replaced or removed (new names are allowed).
+
+    ``mlsysim_nb.exercises.require = ...`` or ``mlsysim_nb.answers.read_answer = ...`` in a student's cell would
+    change what every later hidden test grades with; the module state that changes (hints shown, guesses) is
+    mutated in place, never rebound.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self.__dict__:
+            msg = f"{self.__name__}.{name} is what the grader uses and cannot be replaced"
+            raise AttributeError(msg)
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self.__dict__:
+            msg = f"{self.__name__}.{name} is what the grader uses and cannot be removed"
+            raise AttributeError(msg)
+        super().__delattr__(name)
+
+
+def lock_module(module: types.ModuleType) -> None:
+    """Make ``module`` refuse to have its names replaced (the grading modules lock themselves when imported)."""
+    module.__class__ = _Locked
+
+
+lock_module(sys.modules[__name__])

@@ -25,13 +25,13 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
-import types
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from mlsysim_nb.answers import (
     WrongAnswer,
     form_problem,
+    lock_module,
     read_answer,
     scale_note,
     verdict,
@@ -316,24 +316,4 @@ def reveal(actual: Any, *, name: str = "guess") -> None:
     print(f"{said}; you guessed {float(guess):.4g}{f' {unit}' if unit else ''} ({judged}).")  # noqa: T201
 
 
-#: the names a hidden test grades with: a notebook cannot replace them on the module
-_LOCKED = frozenset({"require", "grading", "WrongAnswer", "NOT_WITHIN_TOLERANCE", "NOT_GRADED"})
-
-
-class _Exercises(types.ModuleType):
-    """The module itself, refusing to have its grading names replaced (``mlsysim_nb.exercises.require = ...``)."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _LOCKED:
-            msg = f"mlsysim_nb.exercises.{name} is what the grader uses and cannot be replaced"
-            raise AttributeError(msg)
-        super().__setattr__(name, value)
-
-    def __delattr__(self, name: str) -> None:
-        if name in _LOCKED:
-            msg = f"mlsysim_nb.exercises.{name} is what the grader uses and cannot be removed"
-            raise AttributeError(msg)
-        super().__delattr__(name)
-
-
-sys.modules[__name__].__class__ = _Exercises
+lock_module(sys.modules[__name__])

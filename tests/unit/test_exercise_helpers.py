@@ -250,18 +250,23 @@ def test_a_hidden_test_that_fails_in_any_way_shows_one_line_and_no_code() -> Non
 
 
 def test_the_grading_names_cannot_be_replaced_on_the_module() -> None:
-    """``mlsysim_nb.exercises.require = ...`` (or ``del``) is refused; other attributes behave as on any module."""
-    from mlsysim_nb import exercises
+    """No name of ``mlsysim_nb.exercises`` or ``mlsysim_nb.answers`` can be replaced or removed; new ones can be added.
+
+    ``require`` grades with the modules' other names too (``verdict``, ``read_answer``): replacing any of them
+    would change every later hidden test, so all are locked, not only the public ones.
+    """
+    from mlsysim_nb import answers, exercises
 
     original = exercises.require
-    for name in ("require", "grading", "WrongAnswer"):
-        with pytest.raises(AttributeError, match=f"exercises.{name} is what the grader uses"):
-            setattr(exercises, name, print)
+    for module, name in ((exercises, "require"), (exercises, "grading"), (exercises, "WrongAnswer"),
+                         (exercises, "verdict"), (answers, "read_answer"), (answers, "slip")):  # fmt: skip
+        with pytest.raises(AttributeError, match=f"{module.__name__}.{name} is what the grader uses"):
+            setattr(module, name, print)
         with pytest.raises(AttributeError, match="cannot be removed"):
-            delattr(exercises, name)
+            delattr(module, name)
     assert exercises.require is original
-    exercises.some_note = 1  # type: ignore[attr-defined]
-    del exercises.some_note  # type: ignore[attr-defined]
+    exercises.a_note_of_this_test = 1  # type: ignore[attr-defined]
+    assert exercises.a_note_of_this_test == 1  # type: ignore[attr-defined]
 
 
 def test_check_notes_an_answer_of_more_than_a_petabyte(capsys: pytest.CaptureFixture[str]) -> None:
