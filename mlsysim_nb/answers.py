@@ -82,9 +82,18 @@ def dimension(unit: str) -> str:
 
 
 def read_answer(value: Any, unit: str | None, what: str) -> float:
-    """A number in ``unit`` from a plain number, a quantity or a string such as ``"6 GB"``."""
+    """A number in ``unit`` from a plain number, a quantity or a string such as ``"6 GB"``.
+
+    A string without a unit (``"38.52"``) reads as a plain number does, in the unit asked; ``True`` and
+    ``False`` are not numbers here.
+    """
+    if isinstance(value, bool):
+        msg = f"{what} is {value}, not a number{f' in {unit}' if unit else ''}"
+        raise WrongAnswer(msg)
     if isinstance(value, str):
         value = quantity_of(value, what)
+        if getattr(value, "unitless", False):  # the text names no unit: a plain number, in the unit asked
+            return float(value.magnitude)
     if hasattr(value, "units"):
         if unit is None:
             if value.dimensionless:
@@ -99,8 +108,6 @@ def read_answer(value: Any, unit: str | None, what: str) -> float:
                 f"and the answer is a {dimension(unit)} (asked in {unit})"
             )
             raise WrongAnswer(msg) from None
-    if isinstance(value, bool):
-        return float(value)
     try:
         return float(value)
     except (TypeError, ValueError):

@@ -4,7 +4,8 @@ The autograder runs a student's cells in the same kernel as the hidden tests, so
 is proof against a student set on fooling it. The course's check cells import what they grade with
 and the grading names cannot be replaced on their module, which defeats the one-line tricks
 (``require = lambda *a, **k: None``); :func:`scan` flags what remains for an instructor to read: any
-cell a student could edit that binds or patches a grading name, reaches into ``mlsysim_nb.exercises``,
+cell a student could edit that binds or patches a grading name, assigns an attribute of anything (a module's
+``math.isclose`` included), reaches a namespace (``vars()``, ``globals()``, ``__dict__``, ``sys.modules``),
 swaps a function's code or reloads modules.
 """
 
@@ -24,7 +25,9 @@ __all__ = ["GRADING_NAMES", "Finding", "scan", "scan_notebook"]
 GRADING_NAMES = frozenset({"check", "require", "grading", "WrongAnswer", "NOT_WITHIN_TOLERANCE", "NOT_GRADED"})
 #: attribute and call names that replace code or modules at run time
 _SUSPECT_ATTRIBUTES = frozenset({"__code__", "__class__", "__dict__", "__globals__", "__builtins__"})
-_SUSPECT_CALLS = frozenset({"reload", "setattr", "delattr", "exec", "eval", "compile", "__import__"})
+_SUSPECT_CALLS = frozenset(
+    {"reload", "setattr", "delattr", "exec", "eval", "compile", "__import__", "vars", "globals", "locals"}
+)
 _SUSPECT_TEXT = re.compile(r"mlsysim_nb\.exercises|sys\.modules|builtins")
 
 

@@ -6,12 +6,15 @@ default ``build/course``). Writes an nbgrader course directory: ``nbgrader_confi
 included) and the generated ``release/<NN_name>/<NN_name>.ipynb`` (solutions, hidden tests, model
 answers and outputs removed). With ``--student DIR`` (``make student``) it also copies the release,
 one notebook per file, into DIR: the repository's ``student/`` folder, which ``make lab`` and Binder open.
+The release itself, which an instructor hands out through nbgrader, leaves out each notebook's last cell
+(a link to the public worked solutions, for readers working alone) unless ``--self-study`` is given.
 Needs only the package's ``course`` extra (nbgrader and JupyterLab); nbgrader executes nothing here.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -99,11 +102,33 @@ def write_student(course: Path, names: list[str], folder: Path) -> list[Path]:
     return written
 
 
+#: the first words of each notebook's last cell, which links a reader working alone to the public solutions
+SELF_STUDY = "**Working alone?**"
+
+
+def for_a_graded_class(course: Path, names: list[str]) -> None:
+    """Drop the self-study cell (a link to the public worked solutions) from each notebook of ``release/``.
+
+    ``student/``, which Binder and ``make lab`` open for readers working alone, keeps it; the release an
+    instructor hands out through nbgrader does not.
+    """
+    for name in names:
+        path = course / "release" / name / f"{name}.ipynb"
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        kept = [c for c in notebook["cells"] if not "".join(c["source"]).startswith(SELF_STUDY)]
+        if len(kept) != len(notebook["cells"]):
+            notebook["cells"] = kept
+            path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Generate the release into the given course directory (default build/course)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("course", nargs="?", type=Path, default=ROOT / "build" / "course")
     parser.add_argument("--student", type=Path, help="also copy the release into this folder (make student)")
+    parser.add_argument(
+        "--self-study", action="store_true", help="keep each notebook's link to the public solutions in release/"
+    )
     args = parser.parse_args(argv)
     course = args.course.resolve()
     names = generate(course, notebooks())
@@ -111,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.student:
         written = write_student(course, names, args.student.resolve())
         print(f"wrote {len(written)} student notebooks into {args.student}")
+    if not args.self_study:
+        for_a_graded_class(course, names)
+        print("left the link to the public solutions out of the release (--self-study keeps it)")
     return 0
 
 

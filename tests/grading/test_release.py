@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from check_student_version import problems  # noqa: E402
-from make_assignments import STUDENT, generate, notebooks, write_student  # noqa: E402
+from make_assignments import SELF_STUDY, STUDENT, for_a_graded_class, generate, notebooks, write_student  # noqa: E402
 
 SOURCES = notebooks()
 ANSWER_LINE = re.compile(r"^(answer_\d+_\d+) = None  # your answer[^\n]*$")
@@ -180,3 +180,19 @@ def test_the_release_runs_top_to_bottom(course: Path, source: Path) -> None:
         if lost or (answers and not meta.get("grade")):
             readers[cell.get("id")] = sorted(lost | answers)
     assert readers == {}
+
+
+def test_a_graded_release_holds_no_link_to_the_solutions(course: Path, tmp_path: Path) -> None:
+    """The release for a class drops the self-study cell, which links to the public solutions; student/ keeps it."""
+    import shutil
+
+    graded = tmp_path / "graded"
+    shutil.copytree(course / "release", graded / "release")
+    names = [p.stem for p in SOURCES]
+    for_a_graded_class(graded, names)
+    for name in names:
+        cells = _cells(graded / "release" / name / f"{name}.ipynb")
+        assert not any(SELF_STUDY in "".join(c["source"]) for c in cells), name
+        assert not any("/blob/main/notebooks/" in "".join(c["source"]) for c in cells), name
+        assert len(cells) == len(_cells(course / "release" / name / f"{name}.ipynb")) - 1
+        assert "".join(_cells(STUDENT / f"{name}.ipynb")[-1]["source"]).startswith(SELF_STUDY)

@@ -121,6 +121,25 @@ def test_the_run_is_graded_from_my_run() -> None:
         _run_check(WORKED, 0.5)  # a share that is not the run's
     with pytest.raises(WrongAnswer):
         _run_check(None, WORKED.device_memory_share)  # no run built
+    from mlsysim_nb import (
+        ActivationMemoryScenario,
+        Hardware,
+        ParallelTrainingScenario,
+        TrainingStateFitScenario,
+        Workloads,
+    )
+
+    example = ParallelTrainingScenario(  # the prompt's shape of a cell, "a run that is no plan"
+        state=TrainingStateFitScenario(workload=Workloads.GPT2_XL, hardware=Hardware["H100"], bytes_per_value=2,
+                                       optimizer_bytes_per_parameter=8, master_bytes_per_parameter=4),
+        activations=ActivationMemoryScenario(workload=Workloads.GPT2_XL, micro_batch=1, seq_len=1024),
+        data_parallel=1,
+    )  # fmt: skip
+    walk = PLAN.variant(zero_stage=3)  # the walk's own full fine-tune of Llama 3.1 8B
+    for copied in (example, walk):
+        assert copied.device_memory_share <= 0.9 and copied.devices <= 16  # within the brief, but not a plan
+        with pytest.raises(WrongAnswer):
+            _run_check(copied, copied.device_memory_share)
     prompt = next(_src(c) for c in _cells() if _src(c).startswith("### Exercise 12.4"))
     assert "must differ from the walk's" in prompt and "Formgrader" in prompt
 

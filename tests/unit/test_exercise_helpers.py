@@ -277,3 +277,13 @@ def test_check_notes_an_answer_of_more_than_a_petabyte(capsys: pytest.CaptureFix
     assert "petabyte" not in capsys.readouterr().out
     check(6.4e10, unit="B")
     assert "petabyte" not in capsys.readouterr().out
+
+
+def test_a_plain_number_in_text_reads_in_the_unit_asked_and_a_bool_is_no_number() -> None:
+    """``"38.52"`` reads as 38.52 GB when GB are asked, as 38.52 does; ``True`` is refused, not read as 1 GB."""
+    require("38.52", Q_(38.52, "GB"), unit="GB")
+    require("3852e-2", Q_(38.52, "GB"), unit="GB")
+    with pytest.raises(WrongAnswer, match="is True, not a number in GB"):
+        require(True, Q_(1, "GB"), unit="GB")
+    with pytest.raises(WrongAnswer, match="is False, not a number in GB"):
+        check(False, unit="GB")

@@ -37,6 +37,11 @@ def _submission(tmp_path: Path, answer_cell: str, name: str = "01_x.ipynb") -> P
         ("import sys\nsys.modules['mlsysim_nb.exercises'] = None", "uses sys"),
         ("setattr(__import__('mlsysim_nb.exercises'), 'require', print)", "calls setattr()"),
         ("answer_1_1 = (  # not Python\nrequire = 1", "unparsable cell mentions grading code"),
+        ("import mlsysim_nb.exercises as e\nvars(e)['require'] = lambda *a, **k: None", "calls vars()"),
+        ("import mlsysim_nb.exercises as e\nvars(e).update(require=print)", "calls vars()"),
+        ("import math\nmath.isclose = lambda *a, **k: True", "assigns the attribute 'math.isclose'"),
+        ("globals()['require'] = print", "calls globals()"),
+        ("import mlsysim_nb.exercises as e\ne.__dict__['require'] = print", "reaches __dict__"),
     ],
 )
 def test_tampering_is_flagged(tmp_path: Path, code: str, seen: str) -> None:
