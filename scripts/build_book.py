@@ -132,6 +132,27 @@ LAUNCH = """\
 of the [repository]({repo}) with `make lab`. {version}
 ```"""
 
+PREDICT_NOTE = """\
+```{note}
+**Predict first.** In the notebook this cell records your guess. Reading here, write your guess down
+before you read on: the next section gives the memory model's answer.
+```"""
+
+#: what ``reveal()`` adds when no guess was recorded, which a page that records none should not say
+NO_GUESS = " (You made no guess: next time commit to one first.)"
+
+
+def _read_static(cell: Any) -> None:
+    """Fit a stored output to a page: no scolding for a guess a page cannot record, and alt text for figures."""
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream":
+            out["text"] = "".join(out["text"]).replace(NO_GUESS, "")
+    if cell.cell_type == "code" and any("image/png" in out.get("data", {}) for out in cell.get("outputs", [])):
+        lines = [line for line in cell.source.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+        call = lines[-1].strip() if lines else "the cell above"
+        cell.metadata.setdefault("mystnb", {})["image"] = {"alt": f"Figure drawn by the code above: {call}"}
+
+
 STUDENT_PAGE = "This page is the student version, with the outputs the course stores: no solutions."
 INSTRUCTOR_PAGE = "This page is the instructor's version: solutions, model answers and every stored output."
 
@@ -150,6 +171,11 @@ def chapter(path: Path, *, solutions: bool) -> Any:
     for index, cell in enumerate(nb.cells):
         if _has_widget(cell):
             cells.append(_markdown(LIVE_NOTE.format(binder=binder)))
+        if cell.cell_type == "code" and "predict(" in cell.source and not solutions:
+            cell.outputs = []  # the notebook records a guess here; a page cannot, so it asks for one
+            cells += [cell, _markdown(PREDICT_NOTE)]
+            continue
+        _read_static(cell)
         cells.append(cell)
         if index == 0:
             cells.append(_markdown(launch))

@@ -316,3 +316,20 @@ def test_reprs_keep_their_contrast(site: Any, browser: Any, artifacts: Path, the
 def test_links_resolve_relative_to_pages() -> None:
     """The crawler's resolution of a relative link (a guard on the test itself)."""
     assert urljoin("http://127.0.0.1:1/notebooks/a.html", "../glossary.html#sym-P").endswith("/glossary.html#sym-P")
+
+
+def test_chapters_read_as_pages(site: Any) -> None:
+    """A chapter reads as a page: figures described, the prediction asked for in words, no scolding.
+
+    Every figure has alt text (not its file name); no page scolds a reader for a guess it cannot record.
+    """
+    import re
+
+    chapters = sorted((site.root / "notebooks").glob("*.html"))
+    assert chapters
+    for path in chapters:
+        text = path.read_text(encoding="utf-8")
+        alts = re.findall(r'<img[^>]*\balt="([^"]*)"', text)
+        assert [a for a in alts if not a.strip() or a.endswith((".png", ".svg"))] == [], path.name
+        assert "You made no guess" not in text, path.name
+        assert "Predict first.</strong>" in text, path.name

@@ -82,3 +82,18 @@ def test_package_strings_use_the_students_words() -> None:
         for line, text in _package_strings(path):
             hits += _hits(f"{path.name}:{line}", text)
     assert hits == []
+
+
+def test_no_markdown_cell_holds_an_unfilled_placeholder() -> None:
+    """A ``{name.attribute}`` left in markdown (a template not filled in) shows as raw text to every reader."""
+    import json
+    import re
+    from pathlib import Path
+
+    placeholder = re.compile(r"(?<![\\$_^{])\{[A-Za-z_][\w]*(?:\.[\w]+)+(?:\(\))?\}")
+    found = []
+    for path in sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        for index, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"]):
+            if cell["cell_type"] == "markdown":
+                found += [f"{path.name} cell {index}: {m}" for m in placeholder.findall("".join(cell["source"]))]
+    assert found == []
