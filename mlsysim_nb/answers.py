@@ -7,13 +7,18 @@ factor is named as a slip, never as a distance.
 
 from __future__ import annotations
 
+import decimal
 import math
+import numbers
 import sys
 import types
 from collections.abc import Sequence
 from typing import Any
 
 from pint.errors import PintError
+
+#: the comparison the grading uses, held here: a cell that replaces ``math.isclose`` changes no grade
+_isclose = math.isclose
 
 __all__ = [
     "WrongAnswer",
@@ -90,6 +95,10 @@ def read_answer(value: Any, unit: str | None, what: str) -> float:
     if isinstance(value, bool):
         msg = f"{what} is {value}, not a number{f' in {unit}' if unit else ''}"
         raise WrongAnswer(msg)
+    if not _plain(value):  # an object of the answer's own making could read the grader's frames in __float__
+        shown = f" in {unit}" if unit else ""
+        msg = f"{what} should be a number{shown}, a quantity or text, got a {type(value).__name__}"
+        raise WrongAnswer(msg)
     if isinstance(value, str):
         value = quantity_of(value, what)
         if getattr(value, "unitless", False):  # the text names no unit: a plain number, in the unit asked
@@ -115,6 +124,15 @@ def read_answer(value: Any, unit: str | None, what: str) -> float:
         raise WrongAnswer(msg) from None
 
 
+def _plain(value: Any) -> bool:
+    """A number (int, float, Fraction, Decimal, a NumPy scalar), text, or a pint quantity of a plain number."""
+    from mlsysim_nb.units import ureg
+
+    if isinstance(value, ureg.Quantity):
+        return _plain(value.magnitude) and not isinstance(value.magnitude, str)
+    return isinstance(value, (str, numbers.Real, decimal.Decimal))
+
+
 def is_quantity(value: Any) -> bool:
     """A quantity with a dimension (a dimensionless one reads as a plain number)."""
     return hasattr(value, "units") and not value.dimensionless
@@ -135,19 +153,19 @@ def slip(got: float, want: float, unit: str | None, rel: float) -> str:
         siblings = _SIBLINGS.get(dimension(unit), ())
         for other in siblings if rel else ():
             factor = float(Q_(1, unit).m_as(other))
-            if other != unit and math.isclose(ratio, factor, rel_tol=rel, abs_tol=0):
+            if other != unit and _isclose(ratio, factor, rel_tol=rel, abs_tol=0):
                 return (
                     f"a slip of unit: the number reads as the answer in {_UNIT_NAMES.get(other, other)}, "
                     f"but it is asked in {unit}"
                 )
     for factor, meaning in _SCALES if rel else ():  # a whole number off by one can look like 2**30 / 1e9
-        if math.isclose(ratio, factor, rel_tol=rel, abs_tol=0):
+        if _isclose(ratio, factor, rel_tol=rel, abs_tol=0):
             return f"a slip of scale: it looks like {meaning}"
     exponent = round(math.log10(ratio) / 3) * 3  # kilo, mega, giga...: a 10x off is no slip of a unit
-    if exponent != 0 and math.isclose(ratio, 10.0**exponent, rel_tol=rel, abs_tol=0):
+    if exponent != 0 and _isclose(ratio, 10.0**exponent, rel_tol=rel, abs_tol=0):
         return f"a slip of scale: the number is off by a factor of exactly 10^{exponent}; check the unit"
     exponent = round(math.log2(ratio) / 10) * 10
-    if exponent != 0 and math.isclose(ratio, 2.0**exponent, rel_tol=rel, abs_tol=0):
+    if exponent != 0 and _isclose(ratio, 2.0**exponent, rel_tol=rel, abs_tol=0):
         return f"a slip of scale: the number is off by a factor of exactly 2^{exponent}; check KiB, MiB and GiB"
     return ""
 
@@ -168,7 +186,7 @@ def verdict(answer: Any, expected: Any, accept: tuple[Any, ...], unit: str | Non
     if not math.isfinite(got):
         return False, f"{got} is not a finite number"
     wants = [read_answer(v, unit, "the expected value") for v in (expected, *accept)]
-    if any(math.isclose(got, want, rel_tol=rel, abs_tol=1e-12) for want in wants):
+    if any(_isclose(got, want, rel_tol=rel, abs_tol=1e-12) for want in wants):
         return True, ""
     for want in wants:
         named = slip(got, want, unit, rel)  # a slip is named when the answer, rescaled, would pass

@@ -23,8 +23,16 @@ __all__ = ["GRADING_NAMES", "Finding", "scan", "scan_notebook"]
 
 #: names the check cells grade with: a student's cell that binds one is flagged
 GRADING_NAMES = frozenset({"check", "require", "grading", "WrongAnswer", "NOT_WITHIN_TOLERANCE", "NOT_GRADED"})
-#: attribute and call names that replace code or modules at run time
-_SUSPECT_ATTRIBUTES = frozenset({"__code__", "__class__", "__dict__", "__globals__", "__builtins__"})
+#: attribute and call names that replace code or modules at run time, or read the grader's own frames
+_SUSPECT_ATTRIBUTES = frozenset({"f_back", "f_locals", "f_globals", "_getframe", "currentframe", "stack"})
+#: names of the modules and helpers that reach into other code's namespaces or frames
+_SUSPECT_NAMES = frozenset(
+    {"sys", "builtins", "get_ipython", "getattr", "importlib", "inspect", "types", "ctypes", "gc"}
+)
+#: the grading modules, which no answer needs as a module object
+_GRADING_MODULES = frozenset({"mlsysim_nb.exercises", "mlsysim_nb.answers"})
+#: the one magic the course's own cells use
+_ALLOWED_MAGICS = frozenset({"%matplotlib inline"})
 _SUSPECT_CALLS = frozenset(
     {"reload", "setattr", "delattr", "exec", "eval", "compile", "__import__", "vars", "globals", "locals"}
 )
@@ -62,9 +70,27 @@ def _bound_names(node: ast.AST) -> Iterator[str]:
                 yield alias.asname or alias.name
 
 
+def _magic_lines(code: str) -> tuple[str, list[tuple[int, str]]]:
+    """The cell's code with its magic and shell lines replaced by the code they run, and a finding for each.
+
+    ``%time <code>`` runs ``<code>``: it is scanned as the line's code, and the magic itself is a finding.
+    """
+    lines, found = [], []
+    for number, line in enumerate(code.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith(("%", "!")) and stripped not in _ALLOWED_MAGICS:
+            found.append((number, f"runs an IPython magic or shell command: {stripped[:80]}"))
+            _, _, rest = stripped.lstrip("%!").partition(" ")
+            lines.append(rest)
+        else:
+            lines.append("" if stripped in _ALLOWED_MAGICS else line)
+    return "\n".join(lines), found
+
+
 def _findings_in_code(code: str) -> Iterator[tuple[int, str]]:
     """``(line, what)`` for each suspicious construct of one cell's code."""
-    code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in code.splitlines())
+    code, magics = _magic_lines(code)
+    yield from magics
     try:
         tree = ast.parse(code)
     except SyntaxError:
@@ -83,17 +109,43 @@ def _node_findings(node: ast.AST) -> Iterator[str]:
     for name in _bound_names(node):
         if name in GRADING_NAMES and not (from_exercises and name == _original(node, name)):
             yield f"binds the grading name {name!r}"
+    yield from _import_findings(node)
     if isinstance(node, ast.Attribute):
-        if not isinstance(node.ctx, ast.Load):
-            yield f"assigns the attribute {ast.unparse(node)!r}"
-        elif node.attr in _SUSPECT_ATTRIBUTES:
-            yield f"reaches {node.attr}"
+        yield from _attribute_findings(node)
     elif isinstance(node, ast.Call):
         called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
         if called in _SUSPECT_CALLS:
             yield f"calls {called}()"
-    elif isinstance(node, ast.Name) and node.id in ("sys", "builtins") and isinstance(node.ctx, ast.Load):
+    elif isinstance(node, ast.Name) and node.id in _SUSPECT_NAMES and isinstance(node.ctx, ast.Load):
         yield f"uses {node.id}"
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _dunder(node.value):
+        yield f"names {node.value!r} in a string"
+
+
+def _attribute_findings(node: ast.Attribute) -> Iterator[str]:
+    """An attribute assigned, a dunder or frame attribute read, or a grading module reached through its package."""
+    if not isinstance(node.ctx, ast.Load):
+        yield f"assigns the attribute {ast.unparse(node)!r}"
+    elif node.attr in _SUSPECT_ATTRIBUTES or _dunder(node.attr):
+        yield f"reaches {node.attr}"
+    elif isinstance(node.value, ast.Name) and f"{node.value.id}.{node.attr}" in _GRADING_MODULES:
+        yield f"reaches the grading module {node.value.id}.{node.attr}"
+
+
+def _dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def _import_findings(node: ast.AST) -> Iterator[str]:
+    """An import of a grading module as a module object (``import mlsysim_nb.exercises as e``)."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.name in _GRADING_MODULES:
+                yield f"imports the grading module {alias.name}"
+    elif isinstance(node, ast.ImportFrom) and node.module == "mlsysim_nb":
+        for alias in node.names:
+            if f"mlsysim_nb.{alias.name}" in _GRADING_MODULES:
+                yield f"imports the grading module mlsysim_nb.{alias.name}"
 
 
 def _original(node: ast.AST, name: str) -> str:
@@ -105,7 +157,7 @@ def _original(node: ast.AST, name: str) -> str:
 
 
 def scan_notebook(path: Path) -> list[Finding]:
-    """The findings of one submitted notebook, in the cells a student could edit (not the locked ones)."""
+    """The findings of one submitted notebook, in every code cell but the released check cells as they stand."""
     try:
         notebook = json.loads(Path(path).read_text(encoding="utf-8"))
         cells = notebook["cells"]
@@ -114,11 +166,32 @@ def scan_notebook(path: Path) -> list[Finding]:
     found = []
     for index, cell in enumerate(cells):
         meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.get("cell_type") != "code" or meta.get("locked"):
+        if cell.get("cell_type") != "code" or _is_visible_check(_source(cell)):
             continue
         for line, what in _findings_in_code(_source(cell)):
             found.append(Finding(Path(path), index, str(meta.get("grade_id", "")), line, what))
     return found
+
+
+def _is_visible_check(code: str) -> bool:
+    """A released check cell as it stands: its import of ``check`` and one ``check(...)`` call, nothing else.
+
+    Only such a cell is left unread. Its nbgrader metadata says "locked", but a submission's metadata is the
+    student's to edit, so the scan goes by the cell's code, not by the flag.
+    """
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return False
+    return (
+        len(body) == 2
+        and ast.unparse(body[0]) == "from mlsysim_nb.exercises import check"
+        and isinstance(body[1], ast.Expr)
+        and isinstance(body[1].value, ast.Call)
+        and ast.unparse(body[1].value.func) == "check"
+        and all(isinstance(a, ast.Name) for a in body[1].value.args)
+        and all(isinstance(k.value, (ast.Constant, ast.List, ast.Tuple)) for k in body[1].value.keywords)
+    )
 
 
 def scan(paths: Iterable[Path]) -> list[Finding]:

@@ -129,16 +129,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--self-study", action="store_true", help="keep each notebook's link to the public solutions in release/"
     )
+    parser.add_argument(
+        "--graded", action="store_true", help="with --student: leave the solutions link out of that folder too"
+    )
     args = parser.parse_args(argv)
     course = args.course.resolve()
     names = generate(course, notebooks())
     print(f"released {len(names)} assignments into {course / 'release'}")
-    if args.student:
+    if args.student and not args.graded:  # student/ for readers working alone keeps the solutions link
         written = write_student(course, names, args.student.resolve())
         print(f"wrote {len(written)} student notebooks into {args.student}")
     if not args.self_study:
         for_a_graded_class(course, names)
         print("left the link to the public solutions out of the release (--self-study keeps it)")
+    if args.student and args.graded:  # a class's own copy: student/ without the link, as the release
+        written = write_student(course, names, args.student.resolve())
+        print(f"wrote {len(written)} student notebooks into {args.student}, without the solutions link")
     return 0
 
 

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from check_student_version import problems  # noqa: E402
-from make_assignments import SELF_STUDY, STUDENT, for_a_graded_class, generate, notebooks, write_student  # noqa: E402
+from make_assignments import SELF_STUDY, STUDENT, for_a_graded_class, generate, main, notebooks, write_student  # noqa: E402
 
 SOURCES = notebooks()
 ANSWER_LINE = re.compile(r"^(answer_\d+_\d+) = None  # your answer[^\n]*$")
@@ -196,3 +196,13 @@ def test_a_graded_release_holds_no_link_to_the_solutions(course: Path, tmp_path:
         assert not any("/blob/main/notebooks/" in "".join(c["source"]) for c in cells), name
         assert len(cells) == len(_cells(course / "release" / name / f"{name}.ipynb")) - 1
         assert "".join(_cells(STUDENT / f"{name}.ipynb")[-1]["source"]).startswith(SELF_STUDY)
+
+
+def test_a_class_copy_of_the_student_folder_holds_no_link_to_the_solutions(tmp_path: Path) -> None:
+    """``make_assignments.py COURSE --student DIR --graded`` (the guide's class copy) writes DIR without the link."""
+    require_nbgrader()
+    with jupyter_home(tmp_path / "home"):
+        assert main([str(tmp_path / "course"), "--student", str(tmp_path / "class"), "--graded"]) == 0
+    for path in sorted((tmp_path / "class").glob("*.ipynb")):
+        assert SELF_STUDY not in path.read_text(encoding="utf-8"), path.name
+    assert len(list((tmp_path / "class").glob("*.ipynb"))) == len(SOURCES)

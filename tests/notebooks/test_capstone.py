@@ -115,7 +115,7 @@ def test_the_run_is_graded_from_my_run() -> None:
     assert too_full.training_fits and too_full.device_memory_share > 0.9
     assert too_many.devices > 16 and too_many.device_memory_share <= 0.9
     for run in (too_full, too_many):
-        with pytest.raises(WrongAnswer):
+        with pytest.raises(WrongAnswer, match="at most 16 devices and at most 90 %|restates"):
             _run_check(run, run.device_memory_share)
     with pytest.raises(WrongAnswer):
         _run_check(WORKED, 0.5)  # a share that is not the run's
@@ -138,7 +138,7 @@ def test_the_run_is_graded_from_my_run() -> None:
     walk = PLAN.variant(zero_stage=3)  # the walk's own full fine-tune of Llama 3.1 8B
     for copied in (example, walk):
         assert copied.device_memory_share <= 0.9 and copied.devices <= 16  # within the brief, but not a plan
-        with pytest.raises(WrongAnswer):
+        with pytest.raises(WrongAnswer, match="restates the walk's full fine-tune .* or the example's"):
             _run_check(copied, copied.device_memory_share)
     prompt = next(_src(c) for c in _cells() if _src(c).startswith("### Exercise 12.4"))
     assert "must differ from the walk's" in prompt and "Formgrader" in prompt

@@ -64,7 +64,7 @@ def test_right_answers_in_any_form(answer, expected, unit, capsys) -> None:
     [
         ("6 s", "your answer has the wrong dimension: s is a [time], and the answer is a [information] (asked in GB)"),
         ("six", "could not read your answer 'six' as a number with a unit (UndefinedUnitError)"),
-        ([6], "your answer should be a number in GB, got [6]"),
+        ([6], "your answer should be a number in GB, a quantity or text, got a list"),
     ],
 )
 def test_unreadable_answers_say_why(answer, message) -> None:

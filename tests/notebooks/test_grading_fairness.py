@@ -363,3 +363,9 @@ def test_no_visible_rubric_holds_an_autograded_answer(path: Path) -> None:
         rubric = text[text.index("**Rubric.**") :]
         leaked = [n for n in _numbers(rubric) for a in answers if math.isclose(n, a, rel_tol=5e-3)]
         assert leaked == [], f"{path.name}: the rubric shows {leaked}: {rubric[:120]}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_each_prompt_shows_one_rubric(path: Path) -> None:
+    """A prompt holds one rubric: a second one left behind could be the detailed notes students must not see."""
+    assert [i for i, c in enumerate(_all_cells(path)) if _source(c).count("**Rubric.**") > 1] == []

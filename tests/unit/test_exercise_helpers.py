@@ -75,7 +75,7 @@ def test_the_visible_check_does_not_judge_the_value(capsys: pytest.CaptureFixtur
         (-3, {"unit": "GB"}, "the answer is a positive amount; check the sign"),
         ("6 s", {"unit": "GB"}, "the wrong dimension: s is a [time], and the answer is a [information] (asked in GB)"),
         ("six", {"unit": "GB"}, "could not read your answer 'six' as a number with a unit (UndefinedUnitError)"),
-        ([6], {"unit": "GB"}, "your answer should be a number in GB, got [6]"),
+        ([6], {"unit": "GB"}, "your answer should be a number in GB, a quantity or text, got a list"),
         (12.5, {"whole": True}, "the answer is a whole number; got 12.5"),
         (1.2, {"between": (0, 1)}, "the answer lies between 0 and 1; got 1.2"),
         (5, {"choices": (0, 1, 2, 3)}, "the answer is one of 0, 1, 2, 3; got 5"),

@@ -86,3 +86,43 @@ def test_an_unreadable_notebook_is_a_finding(tmp_path: Path) -> None:
     bad.write_text("{not json", encoding="utf-8")
     (finding,) = scan([bad])
     assert "cannot read the notebook" in finding.what
+
+
+@pytest.mark.parametrize(
+    ("code", "seen"),
+    [
+        (
+            "import mlsysim_nb.exercises as e\ntypes.ModuleType.__setattr__(e, 'require', print)",
+            "imports the grading module",
+        ),
+        ("from mlsysim_nb import exercises\ngetattr(exercises, '__dict__')['require'] = print", "uses getattr"),
+        ("%time import mlsysim_nb.exercises as e; vars(e)['require'] = print", "runs an IPython magic"),
+        ("%time import mlsysim_nb.exercises as e; vars(e)['require'] = print", "calls vars()"),
+        ("get_ipython().run_cell('import math; math.isclose = lambda *a, **k: True')", "uses get_ipython"),
+        ("importlib.import_module('sys').modules['mlsysim_nb.exercises'] = None", "uses importlib"),
+        ("import inspect\nf = inspect.currentframe().f_back", "reaches f_back"),
+        ("x = object.__getattribute__", "reaches __getattribute__"),
+        ("name = '__dict__'", "names '__dict__' in a string"),
+        ("import mlsysim_nb\nmlsysim_nb.exercises", "reaches the grading module mlsysim_nb.exercises"),
+        ("!cat notebooks/01.ipynb", "runs an IPython magic or shell command"),
+    ],
+)
+def test_reaching_around_the_lock_is_flagged(tmp_path: Path, code: str, seen: str) -> None:
+    """What gets past the modules' lock (a namespace, a frame, a magic, the module object) is flagged too."""
+    findings = scan([_submission(tmp_path, code)])
+    assert any(seen in f.what for f in findings), [str(f) for f in findings]
+
+
+def test_a_cell_marked_locked_is_still_read(tmp_path: Path) -> None:
+    """A submission's metadata is the student's: a cell that claims to be locked is read unless it is a bare check."""
+    path = _submission(tmp_path, "answer_1_1 = 1")
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    notebook["cells"][1]["metadata"]["nbgrader"]["locked"] = True
+    notebook["cells"][1]["source"] = "answer_1_1 = 1\nrequire = print"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    assert [f.cell for f in scan([path])] == [1]
+
+
+def test_the_student_version_gives_no_finding() -> None:
+    """Every released notebook as a student receives it (a blank submission) is clean."""
+    assert [str(f) for f in scan([ROOT / "student"])] == []
