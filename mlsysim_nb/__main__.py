@@ -1,4 +1,4 @@
-"""Command line: ``python -m mlsysim_nb show NAME [--html FILE]``, ``list``, and ``scan-submissions PATH...``."""
+"""Command line: ``python -m mlsysim_nb show NAME [--html FILE]``, ``list``, ``scan-submissions`` and ``regrade``."""
 
 from __future__ import annotations
 
@@ -126,9 +126,14 @@ def _run(argv: list[str] | None) -> int:
     sub.add_parser("list", help="list the named scenarios")
     scan = sub.add_parser("scan-submissions", help="flag submitted notebooks whose cells tamper with the grading")
     scan.add_argument("paths", nargs="+", type=Path, help="notebooks or folders (e.g. nbgrader's submitted/)")
+    again = sub.add_parser("regrade", help="regrade submissions outside their kernels, against the hidden tests")
+    again.add_argument("--source", type=Path, required=True, help="the instructor's notebook (notebooks/NN_name.ipynb)")
+    again.add_argument("submissions", nargs="+", type=Path, help="submitted notebooks of that assignment")
     args = parser.parse_args(argv)
     if args.command == "scan-submissions":
         return _scan(args.paths)
+    if args.command == "regrade":
+        return _regrade(args.source, args.submissions)
     if args.command == "list":
         for name, kind, title, _ in Scenarios.rows():
             print(f"{name:45} {kind:26} {title}")
@@ -145,6 +150,19 @@ def _run(argv: list[str] | None) -> int:
             print(problem, file=sys.stderr)
             return 2
         print(f"\nwrote {args.html}", file=sys.stderr)
+    return 0
+
+
+def _regrade(source: Path, submissions: list[Path]) -> int:
+    """Print each submission's regraded score; exit status 2 when a file does not exist."""
+    from mlsysim_nb.regrade import regrade
+
+    missing = [p for p in (source, *submissions) if not p.is_file()]
+    if missing:
+        print(f"no such file: {', '.join(map(str, missing))}", file=sys.stderr)
+        return 2
+    for result in regrade(source, submissions):
+        print(result)
     return 0
 
 

@@ -8,6 +8,7 @@ factor is named as a slip, never as a distance.
 from __future__ import annotations
 
 import decimal
+import fractions
 import math
 import numbers
 import sys
@@ -128,9 +129,11 @@ def _plain(value: Any) -> bool:
     """A number (int, float, Fraction, Decimal, a NumPy scalar), text, or a pint quantity of a plain number."""
     from mlsysim_nb.units import ureg
 
-    if isinstance(value, ureg.Quantity):
+    if type(value) is ureg.Quantity:
         return _plain(value.magnitude) and not isinstance(value.magnitude, str)
-    return isinstance(value, (str, numbers.Real, decimal.Decimal))
+    if type(value) in (int, float, str, fractions.Fraction, decimal.Decimal):
+        return True  # the exact types: a subclass could carry a __float__ of its own
+    return type(value).__module__ == "numpy" and isinstance(value, numbers.Real)
 
 
 def is_quantity(value: Any) -> bool:
