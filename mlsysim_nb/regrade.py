@@ -1,11 +1,16 @@
-"""Regrading submissions outside the student's kernel, which no cell of a submission can tamper with.
+"""Regrading submissions outside the students' kernels, so that patching the grader inside a kernel gains nothing.
 
 nbgrader runs a submission's cells and the hidden tests in one kernel, so a student's cell can change what the
 tests grade with. :func:`regrade` separates the two. The submission runs in a kernel of its own, and only the
-values of its answers leave it, as plain data: numbers, text, and quantities as a magnitude and a unit. The
-hidden tests of the instructor's notebook then grade those values in this process, which the submission never
-touched, against expected values it never saw. A submission that patched the grader in its own kernel gains
-nothing here: it still has to give the right values.
+values of its answers leave it, as plain data: numbers, text, and quantities as a magnitude and a unit, each
+checked here (names like ``answer_1_1``, short text, finite numbers). The hidden tests of the instructor's
+notebook, compiled before any kernel starts, then grade those values in this process, against expected values
+the submission never saw. A submission that patched the grader in its own kernel gains nothing here: it still
+has to give the right values.
+
+What it does not do is sandbox the kernel: like nbgrader's own autograde, a submission's code runs as the user
+who runs the regrade, and could read or write that user's files. Run both in an account or a container that can
+read only the submissions; the regrade refuses to go on if a file of the package changes while it runs.
 
 Compare the totals with nbgrader's: a student whose nbgrader score is higher than the regrade's tampered with
 the grading, or relied on an answer the regrade cannot carry (a scenario object, for the capstone's run; those
@@ -14,6 +19,7 @@ items are reported as not regraded).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -21,7 +27,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ItemResult", "Regrade", "hidden_tests", "regrade", "submission_answers"]
+__all__ = [
+    "ItemResult",
+    "PackageChangedError",
+    "Regrade",
+    "checked_answers",
+    "hidden_tests",
+    "regrade",
+    "submission_answers",
+]
 
 BEGIN, END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 _MARK = "<<answers>>"
@@ -102,31 +116,74 @@ def hidden_tests(source: Path) -> list[Hidden]:
     return found
 
 
-def submission_answers(path: Path, *, timeout: int = 600) -> dict[str, Any]:
-    """Run the submission in a kernel of its own and return its answers as plain data (None where not plain)."""
+def submission_answers(path: Path, *, timeout: int = 120) -> dict[str, Any]:
+    """Run the submission in a kernel of its own; its answers as checked plain data (empty if it gives none).
+
+    A kernel that dies, a cell that runs longer than ``timeout`` seconds, or output that is not the answers'
+    plain form gives no answers (every item then scores 0), never an error that stops the other submissions.
+    """
     import nbformat
     from nbclient import NotebookClient
 
-    notebook = nbformat.read(str(path), as_version=4)  # type: ignore[no-untyped-call]
-    notebook.cells.append(nbformat.v4.new_code_cell(_DUMP))  # type: ignore[no-untyped-call]
-    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", allow_errors=True)
-    client.execute(cwd=str(Path(path).parent))
+    try:
+        notebook = nbformat.read(str(path), as_version=4)  # type: ignore[no-untyped-call]
+        notebook.cells.append(nbformat.v4.new_code_cell(_DUMP))  # type: ignore[no-untyped-call]
+        client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", allow_errors=True)
+        client.execute(cwd=str(Path(path).parent))
+    except Exception:  # noqa: BLE001 - a submission that breaks its kernel earns nothing, and the batch goes on
+        return {}
     for output in notebook.cells[-1].get("outputs", []):
-        text = output.get("text", "")
+        text = str(output.get("text", ""))
         if _MARK in text:
-            loaded: dict[str, Any] = json.loads(text.split(_MARK, 1)[1].strip().splitlines()[0])
-            return loaded
+            try:
+                loaded = json.loads(text.split(_MARK, 1)[1].strip().splitlines()[0])
+            except (ValueError, IndexError):
+                return {}
+            return checked_answers(loaded)
     return {}
 
 
-def _value(plain: Any) -> Any:
-    """An answer rebuilt in this process from its plain form."""
-    if isinstance(plain, dict) and set(plain) == {"magnitude", "unit"}:
-        from mlsysim_nb.units import Q_
+_LONGEST_TEXT = 200
+#: what pint writes for a unit ("gigabyte", "byte / second", "1 / second", "meter ** 2"), and nothing to evaluate
+_UNIT_TEXT = re.compile(r"[A-Za-z0-9_ /*.()-]*")
+_POWER_OF_NUMBERS = re.compile(r"\d\s*\*\*|\*\*\s*\d{2,}")
 
-        if not math.isfinite(plain["magnitude"]):
-            return plain["magnitude"]
-        return Q_(plain["magnitude"], plain["unit"] or "")
+
+def checked_answers(loaded: Any) -> dict[str, Any]:
+    """The answers a kernel printed, kept only where each is the plain data the dump writes (hostile input)."""
+    if not isinstance(loaded, dict):
+        return {}
+    kept: dict[str, Any] = {}
+    for name, value in loaded.items():
+        if not (isinstance(name, str) and _ANSWER.fullmatch(name)):
+            continue
+        if value is None or isinstance(value, bool):
+            kept[name] = value
+        elif type(value) in (int, float) and math.isfinite(value):
+            kept[name] = float(value)
+        elif (isinstance(value, str) and len(value) <= _LONGEST_TEXT) or (
+            isinstance(value, dict)
+            and set(value) == {"magnitude", "unit"}
+            and type(value["magnitude"]) in (int, float)
+            and math.isfinite(value["magnitude"])
+            and isinstance(value["unit"], str)
+            and len(value["unit"]) <= _LONGEST_TEXT
+            and _UNIT_TEXT.fullmatch(value["unit"])
+            and not _POWER_OF_NUMBERS.search(value["unit"])
+        ):
+            kept[name] = value
+    return kept
+
+
+def _value(plain: Any) -> Any:
+    """An answer rebuilt in this process from its checked plain form (a unit pint cannot read becomes text)."""
+    if isinstance(plain, dict):
+        from mlsysim_nb.units import Q_, unit
+
+        try:
+            return Q_(plain["magnitude"], unit(plain["unit"]) if plain["unit"] else "")
+        except Exception:  # noqa: BLE001 - an unreadable unit is an answer that cannot be graded
+            return f"{plain['magnitude']} {plain['unit']}"
     return plain
 
 
@@ -141,15 +198,63 @@ def grade(tests: list[Hidden], answers: dict[str, Any]) -> list[ItemResult]:
             continue
         namespace = {name: _value(answers.get(name)) for name in test.answers}
         try:
-            exec(compile(test.code, f"<hidden test {test.grade_id}>", "exec"), namespace)  # noqa: S102 - the instructor's own code
+            exec(_compiled(test), namespace)  # noqa: S102 - the instructor's own code, compiled before any kernel ran
         except (WrongAnswer, AssertionError):
             results.append(ItemResult(test.grade_id, test.points, 0.0))
+            continue
+        except Exception as error:  # noqa: BLE001 - an answer the hidden test cannot take scores 0, with a note
+            results.append(ItemResult(test.grade_id, test.points, 0.0, f"could not be graded ({type(error).__name__})"))
             continue
         results.append(ItemResult(test.grade_id, test.points, test.points))
     return results
 
 
-def regrade(source: Path, submissions: list[Path], *, timeout: int = 600) -> list[Regrade]:
-    """Regrade each submission of the notebook whose instructor's version is ``source``."""
+@functools.cache
+def _compiled_code(code: str, grade_id: str) -> Any:
+    return compile(code, f"<hidden test {grade_id}>", "exec")
+
+
+def _compiled(test: Hidden) -> Any:
+    return _compiled_code(test.code, test.grade_id)
+
+
+def _package_digest() -> str:
+    """A digest of every file of the installed package, to notice a submission that rewrote one."""
+    import hashlib
+
+    import mlsysim_nb
+
+    digest = hashlib.sha256()
+    for path in sorted(Path(mlsysim_nb.__file__).parent.rglob("*")):
+        if path.is_file() and path.suffix in (".py", ".txt", ".json", ".toml"):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+class PackageChangedError(RuntimeError):
+    """A file of the package changed while the submissions ran: a submission rewrote the grader."""
+
+
+def regrade(source: Path, submissions: list[Path], *, timeout: int = 120) -> list[Regrade]:
+    """Regrade each submission of the notebook whose instructor's version is ``source``.
+
+    The grading modules are imported and the hidden tests compiled before the first kernel starts; the package's
+    files are compared with their digest after each submission, and a change stops the regrade
+    (:class:`PackageChangedError`), naming the submission that ran last.
+    """
+    import mlsysim_nb.exercises
+    import mlsysim_nb.model.text
+    import mlsysim_nb.units  # noqa: F401
+
     tests = hidden_tests(source)
-    return [Regrade(Path(p), grade(tests, submission_answers(Path(p), timeout=timeout))) for p in submissions]
+    for test in tests:
+        _compiled(test)
+    before = _package_digest()
+    results = []
+    for path in map(Path, submissions):
+        answers = submission_answers(path, timeout=timeout)
+        if _package_digest() != before:
+            msg = f"a file of the package changed while {path} ran: stop, restore the package, and read that submission"
+            raise PackageChangedError(msg)
+        results.append(Regrade(path, grade(tests, answers)))
+    return results

@@ -78,3 +78,37 @@ def test_answers_come_back_as_plain_data() -> None:
     tests = hidden_tests(SOURCE)
     assert grade(tests, {}) == [type(r)(r.grade_id, r.points, 0.0) for r in grade(tests, {})]
     assert all(item.earned == 0 for item in grade(tests, {name: None for t in tests for name in t.answers}))
+
+
+def test_hostile_answers_score_nothing_and_stop_nothing() -> None:
+    """What a kernel prints is hostile input: forged keys, huge or explosive text, units pint cannot read."""
+    from mlsysim_nb.regrade import checked_answers
+
+    printed = {
+        "answer_1_1": {"magnitude": 1.0, "unit": "nonsense"},
+        "answer_1_2": "9**9**9**9 GB",
+        "answer_1_3": "x" * 10_000,
+        "answer_1_4": {"magnitude": float("nan"), "unit": "GB"},
+        "not_an_answer": 1,
+        "answer_1_5": [1, 2],
+    }
+    kept = checked_answers(printed)
+    assert set(kept) == {"answer_1_1", "answer_1_2"}
+    assert checked_answers({"answer_1_1": {"magnitude": 1.0, "unit": "9**9**9"}}) == {}
+    assert checked_answers([1]) == {}
+    results = grade(hidden_tests(ROOT / "notebooks" / "01_where_memory_goes.ipynb"), kept)
+    assert results
+    assert all(item.earned == 0 for item in results)
+
+
+def test_a_submission_that_changes_the_package_stops_the_regrade(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A changed file of the package after a submission ran (it rewrote the grader) stops the whole regrade."""
+    from mlsysim_nb import regrade as module
+
+    digests = iter(["before", "after"])
+    monkeypatch.setattr(module, "_package_digest", lambda: next(digests))
+    monkeypatch.setattr(module, "submission_answers", lambda path, timeout: {})
+    with pytest.raises(module.PackageChangedError, match=r"changed while .*evil\.ipynb ran"):
+        regrade(SOURCE, [tmp_path / "evil.ipynb"])
