@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mlsysim_nb.submissions import cell_source
+
 __all__ = [
     "ItemResult",
     "PackageChangedError",
@@ -98,17 +100,12 @@ class Regrade:
         return f"{self.path}: {self.score:g} of {sum(i.points for i in self.items if not i.note):g}{tail}"
 
 
-def _source(cell: dict[str, Any]) -> str:
-    src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else str(src)
-
-
 def hidden_tests(source: Path) -> list[Hidden]:
     """The hidden test of every check cell of the instructor's notebook ``source``."""
     found = []
     for cell in json.loads(Path(source).read_text(encoding="utf-8"))["cells"]:
         meta = cell.get("metadata", {}).get("nbgrader", {})
-        text = _source(cell)
+        text = cell_source(cell)
         if cell.get("cell_type") == "code" and meta.get("grade") and not meta.get("solution") and BEGIN in text:
             code = text.split(BEGIN, 1)[1].split(END, 1)[0]
             names = tuple(sorted(set(_ANSWER.findall(code)) | set(re.findall(r"\bmy_\w+\b", code))))

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["GRADING_NAMES", "Finding", "scan", "scan_notebook"]
+__all__ = ["GRADING_NAMES", "Finding", "cell_source", "scan", "scan_notebook"]
 
 #: names the check cells grade with: a student's cell that binds one is flagged
 GRADING_NAMES = frozenset({"check", "require", "grading", "WrongAnswer", "NOT_WITHIN_TOLERANCE", "NOT_GRADED"})
@@ -54,7 +54,8 @@ class Finding:
         return f"{self.path}: {where}, line {self.line}: {self.what}"
 
 
-def _source(cell: dict[str, Any]) -> str:
+def cell_source(cell: dict[str, Any]) -> str:
+    """A notebook cell's source as one string (nbformat stores it as a string or a list of lines)."""
     src = cell.get("source", "")
     return "".join(src) if isinstance(src, list) else str(src)
 
@@ -166,9 +167,9 @@ def scan_notebook(path: Path) -> list[Finding]:
     found = []
     for index, cell in enumerate(cells):
         meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.get("cell_type") != "code" or _is_visible_check(_source(cell)):
+        if cell.get("cell_type") != "code" or _is_visible_check(cell_source(cell)):
             continue
-        for line, what in _findings_in_code(_source(cell)):
+        for line, what in _findings_in_code(cell_source(cell)):
             found.append(Finding(Path(path), index, str(meta.get("grade_id", "")), line, what))
     return found
 
