@@ -120,7 +120,10 @@ def calc_transformer_training_flops(n_params: float, n_tokens: float, activation
     check_number("calc_transformer_training_flops", "n_tokens", n_tokens)
     name = "checkpointed_training_flops" if activation_checkpointing else "training_flops"
     return Q_(
-        ActivationMemoryScenario.EQUATIONS.evaluate(name, {"parameters": float(n_params), "tokens": n_tokens}), "FLOP"
+        ActivationMemoryScenario.EQUATIONS.evaluate(
+            name, {"parameters": float(n_params), "tokens": n_tokens, "segments_given": False}
+        ),
+        "FLOP",
     )
 
 

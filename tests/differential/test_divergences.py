@@ -325,3 +325,20 @@ def test_d19_fused_attention_keeps_its_log_sum_exp() -> None:
     # the default attention is the reference's: every tensor, scores included, and the same per-token figure
     assert ours.attention == "eager"
     assert ours.per_token_activations.m_as("byte") == pytest.approx(theirs.per_token_activations.m_as("byte"))
+
+
+def test_d20_recompute_overhead_with_segments() -> None:
+    """D20: with k = 8 segments of GPT-2 XL's 48 layers the last segment is not rerun: 7/8 of a third, not a third."""
+    name = "Gpt2XlBatch32SegmentCheckpointed"  # L = 48, k = 8: segments of 6 layers, the last not checkpointed
+    theirs, ours = getattr(REF, name), Scenarios[name]
+    assert theirs.checkpoint_segments == ours.checkpoint_segments == 8
+    assert theirs.recompute_overhead == pytest.approx(1 / 3, rel=1e-12)
+    assert ours.rerun_fraction == 7 * 6 / 48 == 0.875
+    assert ours.recompute_overhead == pytest.approx(0.875 / 3, rel=1e-12)  # 29.2 %
+    assert ours.recompute_forward_equivalents == pytest.approx(3 + 0.875, rel=1e-12)
+    # without segments every layer is its own checkpoint and reruns: the reference's third
+    whole = ours.variant(checkpoint_segments=None)
+    assert whole.recompute_overhead == pytest.approx(theirs.recompute_overhead, rel=1e-12)
+    assert whole.recompute_forward_equivalents == pytest.approx(theirs.recompute_forward_equivalents, rel=1e-12)
+    # k that does not divide L: 5 segments of 9 layers, 4 of them rerun (36 of 48 layers)
+    assert ours.variant(checkpoint_segments=5).recompute_overhead == pytest.approx(36 / 48 / 3, rel=1e-12)

@@ -119,6 +119,7 @@ class ActivationMemoryScenario(ActivationView, Scenario):
             "heads": w.heads,
             "context_length": w.context_length,
             "seq_given": inputs["seq_len"] is not None,
+            "segments_given": segments is not None,
             "normalization_per_layer": 0 if norm_bytes is None else norm_bytes,
             "outside_layer_bytes": outside,
             "has_output": outside is not None,
@@ -170,6 +171,8 @@ class ActivationMemoryScenario(ActivationView, Scenario):
     line_items_total = derived("line_items_total")
     output_activations = derived("output_activations")
     forward_equivalents = derived("forward_equivalents")
+    rerun_fraction = derived("rerun_fraction")
+    checkpointed_training_flops = derived("checkpointed_training_flops")
     recompute_overhead = derived("recompute_overhead")
     recompute_forward_equivalents = derived("recompute_forward_equivalents")
 

@@ -20,6 +20,11 @@ Sources
 * Kaplan et al. (2020), "Scaling Laws for Neural Language Models", Sec. 2.1:
   ``2·P`` FLOPs per token forward, ``6·P`` for a training step; recomputing
   the forward pass adds ``2·P`` more (``8·P``).
+* PyTorch, ``torch.utils.checkpoint.checkpoint_sequential``: with ``k``
+  segments of ``⌊L/k⌋`` layers, all but the last are checkpointed ("the last
+  chunk has to be non-volatile"), so ``(k − 1)·⌊L/k⌋`` layers rerun their
+  forward pass: the recompute overhead is ``(k − 1)/k`` of a third at
+  ``k | L`` (29 % at k = 8).
 """
 
 from __future__ import annotations
@@ -170,8 +175,11 @@ _ACTIVATION = [
         "per_token_activations",
         "activations_selective",
         "Activations that grow in proportion to sequence length (everything but the scores), "
-        "for the whole micro-batch.",
-        "GB",
+        "for the whole micro-batch: what selective recomputation keeps.",
+        note="With eager attention: the scores dropped and nothing kept in their place (the reference's stand-in"
+        " for FlashAttention); with attention='fused' it holds the FP32 log-sum-exp per row and head a FlashAttention"
+        " kernel keeps.",
+        unit="GB",
         symbol="M_tok",
         label="per-token activations",
         base="byte",
@@ -291,9 +299,24 @@ _ACTIVATION = [
         label="training FLOPs",
     ),
     _D(
+        "rerun_fraction",
+        doc="Share of the layers whose forward pass full recomputation runs again in the backward pass.",
+        cases=(
+            Case("k checkpoint segments", "(checkpoint_segments - 1) * segment_layers / layers", when="segments_given"),
+            Case("every layer checkpointed", "1"),
+        ),
+        note="With k segments (PyTorch's checkpoint_sequential) the last segment is not checkpointed: it keeps its"
+        " activations and is not run again, so (k − 1)·⌊L/k⌋ of the L layers rerun, (k − 1)/k when k divides L."
+        " Without segments every layer is its own checkpoint and every layer reruns (Megatron-LM's full"
+        " recomputation, as Korthikanti et al. count it).",
+        symbol="φ_rerun",
+        label="layers rerun",
+    ),
+    _D(
         "checkpointed_training_flops",
-        "8 * parameters * tokens",
-        "Training FLOPs with full recomputation: one more 2P forward pass per token.",
+        "(6 + 2 * rerun_fraction) * parameters * tokens",
+        "Training FLOPs with full recomputation: the rerun layers' 2P forward pass once more per token.",
+        note="8P per token when every layer reruns; 6P + 2P·(k − 1)/k with k segments.",
         symbol="F_train,rc",
         label="training FLOPs with recomputation",
     ),
@@ -314,7 +337,8 @@ _ACTIVATION = [
     _D(
         "recompute_overhead",
         "checkpointed_training_flops / training_flops - 1",
-        "Relative arithmetic added by full recomputation (a work ratio, not measured runtime).",
+        "Relative arithmetic added by full recomputation (a work ratio, not measured runtime): a third of a"
+        " training step's for every layer rerun, (k − 1)/k of that with k checkpoint segments.",
         symbol="ρ_rc",
         label="recompute overhead",
     ),
@@ -352,6 +376,7 @@ NOTATION: dict[str, Quantity] = {
     "projection_tensors": Quantity(Symbol(str(CONSTANTS["projection_tensors"])), "", "hidden-width projection tensors"),
     # -- the flag the scenario sets, and the arguments of its methods and of the helpers
     "seq_given": quantity("seq_given", "", "the sequence length is stated"),
+    "segments_given": quantity("k_given", "", "checkpoint segments are stated"),
     "reference_layer": quantity("ref", "", "the layer is counted as the reference counts it (GPT-style, megatron)"),
     "has_output": quantity("has_out", "", "the workload gives its vocabulary (the output layer is sized)"),
     "checkpoints": quantity("k", "", "checkpoints"),

@@ -80,6 +80,7 @@ _SECTIONS = (
         "Recompute cost",
         (
             ("training_flops (per token)", "training_flops"),
+            ("rerun_fraction", "rerun_fraction"),
             ("checkpointed_training_flops (per token)", "checkpointed_training_flops"),
             ("decode_flops (per token)", "decode_flops"),
             ("forward_equivalents", "forward_equivalents"),

@@ -115,10 +115,69 @@ ACTIVATIONS: list[Defined] = [
         label="micro-batches in flight",
     ),
     _D(
-        "activations_per_device",
+        "first_stage_layer_activations",
         "layer_activations * stage_layers * micro_batches_in_flight",
-        "Saved activations of the first pipeline stage, the device that holds the most.",
+        "Saved activations of the first pipeline stage's layers: Korthikanti et al. (2022) Table 2 times L/p"
+        " layers times the micro-batches in flight, the paper's figure (its Sec. 4.3 adds the layers around the"
+        " stack apart).",
         "byte",
+        symbol="M_act,1",
+        label="the first stage's layers",
+        base="byte",
+    ),
+    _D(
+        "first_stage_activations",
+        "first_stage_layer_activations + input_layer_bytes * micro_batches_in_flight",
+        "Everything the first pipeline stage saves: its layers, and the embedding's rows (token ids, its dropout"
+        " mask) and the rows kept once per model for each micro-batch in flight.",
+        "byte",
+        symbol="M_first",
+        label="the first stage",
+        base="byte",
+    ),
+    _D(
+        "last_stage_micro_batches",
+        doc="Micro-batches whose activations the last pipeline stage's layers hold at its peak.",
+        cases=(
+            Case(
+                "interleaved, m > 1",
+                "((interleave - 1) * pipeline_parallel + 1) / interleave",
+                when="interleaved",
+            ),
+            Case("1F1B, m = 1", "1"),
+        ),
+        note="Under 1F1B the last stage runs each micro-batch's backward pass right after its forward pass, so it"
+        " holds one; interleaved, it first runs (m − 1)·p forward chunks of L/(p·m) layers (Megatron-LM's warm-up"
+        " count for the last rank), ((m − 1)·p + 1)/m stages' worth.",
+        symbol="n_mb,last",
+        label="micro-batches in flight on the last stage",
+    ),
+    _D(
+        "last_stage_activations",
+        "layer_activations * stage_layers * last_stage_micro_batches + output_layer_bytes",
+        "Everything the last pipeline stage saves: its layers' micro-batches in flight, and the final norm, the"
+        " output layer and the loss's FP32 logits for the one micro-batch whose loss it computes.",
+        "byte",
+        symbol="M_last",
+        label="the last stage",
+        base="byte",
+    ),
+    _D(
+        "activations_per_device",
+        doc="Saved activations of the device that holds the most: the first or the last pipeline stage's.",
+        unit="byte",
+        cases=(
+            Case(
+                "pipeline: the larger stage",
+                "max(first_stage_activations, last_stage_activations)",
+                when="pipelined_with_output",
+            ),
+            Case("one stage holds the whole model", "first_stage_activations + output_layer_bytes", when="has_output"),
+            Case("the layers only: no vocabulary to size the output layer", "first_stage_layer_activations"),
+        ),
+        note="The first stage holds the most micro-batches, the last the output layer's FP32 logits (s·b·v·4/t):"
+        " with a large vocabulary and few layers per stage the last one binds. Without the workload's vocabulary"
+        " the layers around the stack are not counted, as in Korthikanti's Table 2.",
         symbol="M_act,dev",
         label="activations",
         base="byte",

@@ -22,7 +22,7 @@ from mlsysim_nb.errors import FieldError
 from mlsysim_nb.kinds.activation.model import ActivationMemoryScenario
 from mlsysim_nb.kinds.parallel.experts import check_experts, expert_inputs, first_bad
 from mlsysim_nb.kinds.parallel.physics import EQUATIONS
-from mlsysim_nb.kinds.parallel.table import layer_coefficients
+from mlsysim_nb.kinds.parallel.table import around_stack_bytes, layer_coefficients
 from mlsysim_nb.kinds.parallel.view import ParallelView
 from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
 from mlsysim_nb.model.changes import changed_fields
@@ -31,6 +31,7 @@ from mlsysim_nb.model.knob import knob, record
 from mlsysim_nb.model.scenario import Scenario, derived, is_array
 from mlsysim_nb.physics import STRATEGIES
 from mlsysim_nb.records.hardware import HardwareNode
+from mlsysim_nb.records.workloads import check_workload
 
 __all__ = ["ParallelTrainingScenario"]
 
@@ -43,6 +44,13 @@ _ACTIVATION_INPUTS = (
     "layer_activations", "activations_per_device", "sp_row_bytes", "tp_row_bytes", "score_row_bytes",
 )  # fmt: skip
 
+#: one micro-batch's rows around the stack on one device: the first stage's, the last stage's
+_AROUND_STACK = ("input_layer_bytes", "output_layer_bytes")
+
+
+def _needs_vocabulary(workload: Any) -> str:
+    return f"workload.vocab_size to size the layers around the stack ({workload.name} gives none)"
+
 
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class ParallelTrainingScenario(ParallelView, Scenario):
@@ -54,10 +62,16 @@ class ParallelTrainingScenario(ParallelView, Scenario):
     (tensor and pipeline parallelism), then sharded across the ``N_d``
     data-parallel replicas by the ZeRO stage: stage 1 shards the optimizer
     state and master copy, stage 2 also the gradients, stage 3 also the
-    weights. Activations are those of the first pipeline stage, per
-    Korthikanti et al. (2022) Table 2, times ``L/p`` layers, times the ``p``
+    weights. Activations are those of the device that holds the most
+    (``activations_per_device``). The first pipeline stage's layers
+    (``first_stage_layer_activations``, the paper's figure) are Korthikanti
+    et al. (2022) Table 2, times ``L/p`` layers, times the ``p``
     micro-batches it holds (times ``1 + (p − 1)/(p·m)`` when interleaved);
-    the coefficients are read off the workload's own layer in the layer table
+    the last stage holds fewer micro-batches but the output layer and the
+    loss's FP32 logits (Sec. 4.3), for one micro-batch; with ``p = 1`` one
+    device holds both. Where the workload gives no vocabulary (a
+    reference-style workload) the layers around the stack are not sized and
+    the figure is the first stage's layers, as in Table 2. The coefficients are read off the workload's own layer in the layer table
     (:mod:`mlsysim_nb.kinds.parallel.table`): what tensor parallelism splits,
     what only sequence parallelism splits, the attention scores. For a
     reference-style workload that is Korthikanti's GPT layer with an MLP
@@ -79,7 +93,8 @@ class ParallelTrainingScenario(ParallelView, Scenario):
     ``activations`` and ``batch_size`` (a stated single-device budget) are not
     read. With one device and no parallelism, ``state_per_device`` is
     ``state.total`` and ``activations_per_device`` is
-    ``activations.activations(recompute)``.
+    ``activations.model_activations(recompute)`` (``activations(recompute)``
+    where the vocabulary is unknown).
 
     Adapter runs: the base weights are frozen, so only the adapters have
     gradients, optimizer state and a master copy, and ZeRO stages 1 and 2
@@ -95,8 +110,8 @@ class ParallelTrainingScenario(ParallelView, Scenario):
     Assumptions: parameters split evenly over ``t·p`` (embeddings and norms
     included); at least ``p`` micro-batches per step; gradients at the weights'
     width unless ``gradient_bytes_per_value`` says otherwise.
-    Excludes: the input- and output-layer activations (Korthikanti Sec. 4.3),
-    communication buffers, pipeline bubbles, allocator reserve and
+    Excludes: the input- and output-layer activations (Korthikanti Sec. 4.3)
+    where the workload gives no vocabulary, communication buffers, pipeline bubbles, allocator reserve and
     fragmentation.
 
     Examples
@@ -149,6 +164,45 @@ class ParallelTrainingScenario(ParallelView, Scenario):
         self._check_fields()
         self._check_layout(o)
         self._set_env(*self._environment())
+
+    def variant(self, **changes: Any) -> Any:
+        """A new, fully validated scenario with ``changes`` applied; this one is untouched.
+
+        ``workload=`` changes the model of the whole run in one step: the state and the activations are
+        rebuilt for it (``state.variant(workload=...)``, ``activations.variant(workload=...)``), as building
+        the scenario afresh from them would. A state or activations given with it must model the same workload.
+
+        Raises
+        ------
+        TypeError
+            For a name that is not a field (or ``workload``), listing the valid fields.
+        FieldError
+            Naming ``workload`` when the new model does not suit the recipe, the activations or the layout.
+        """
+        if "workload" not in changes:
+            return super().variant(**changes)
+        o = type(self).__name__
+        changes = dict(changes)
+        w = check_workload(o, changes.pop("workload"))
+        for part in ("state", "activations"):
+            given = changes.get(part, getattr(self, part))
+            if given is None:
+                continue
+            if part in changes:
+                if isinstance(given, Scenario) and given.workload != w:  # type: ignore[attr-defined]
+                    msg = f"is {w.name}, but the {part} given with it models {given.workload.name}; give one of them"  # type: ignore[attr-defined]
+                    raise FieldError(o, "workload", msg)
+                continue
+            try:
+                changes[part] = given.variant(workload=w)
+            except FieldError as err:
+                raise FieldError(o, "workload", f"{w.name} does not suit the {part}: {err}") from None
+        try:
+            return super().variant(**changes)
+        except FieldError as err:
+            if err.owner != o or err.field not in ("state", "activations"):
+                raise
+            raise FieldError(o, "workload", err.reason) from None
 
     def field_bounds(self, name: str) -> tuple[float, float | None]:
         """A field's accepted range here: ``expert_parallel`` is at most the workload's experts (1 when dense)."""
@@ -245,10 +299,13 @@ class ParallelTrainingScenario(ParallelView, Scenario):
             env.update(acts_env.values)
             needs.update(acts_env.needs)
             env.update(self._table_coefficients())
+            env.update(self._around_stack(bool(acts_env.values["has_output"])))
+            needs.update(dict.fromkeys(_AROUND_STACK, _needs_vocabulary(self.workload)))
         else:
-            for name in _ACTIVATION_INPUTS:
+            for name in (*_ACTIVATION_INPUTS, *_AROUND_STACK):
                 env[name] = None
                 needs[name] = _NEEDS_ACTIVATIONS
+            env["has_output"] = False
         stage = np.asarray(self.zero_stage)
         recompute = np.asarray(self.recompute)
         flags = {
@@ -261,6 +318,9 @@ class ParallelTrainingScenario(ParallelView, Scenario):
             "splits_experts": np.asarray(self.expert_parallel) > 1,
         }
         env.update({k: (v if v.ndim > 0 else bool(v)) for k, v in flags.items()})
+        # a scalar False without the vocabulary, so that no sweep evaluates the output layer's case
+        pipelined = np.asarray(self.pipeline_parallel) > 1
+        env["pipelined_with_output"] = (pipelined if pipelined.ndim else bool(pipelined)) if env["has_output"] else False
         env.update(
             data_parallel=self.data_parallel,
             zero_stage=self.zero_stage,
@@ -286,6 +346,17 @@ class ParallelTrainingScenario(ParallelView, Scenario):
         assert acts is not None  # noqa: S101 - called only with activations
         width, ffn = acts.magnitude("precision_bytes"), acts.magnitude("ffn_multiple")
         return layer_coefficients(self.workload, width, ffn, acts.attention, acts.implementation)
+
+    def _around_stack(self, sized: bool) -> dict[str, Any]:
+        """One micro-batch's rows around the stack on one device (the first and the last stage's), if sized."""
+        if not sized:
+            return dict.fromkeys(_AROUND_STACK)
+        acts = self.activations
+        assert acts is not None  # noqa: S101 - called only with activations
+        inputs = {name: acts.magnitude(name) for name in ("sequence", "micro_batch", "precision_bytes", "ffn_multiple")}
+        inputs.update(attention=acts.attention, implementation=acts.implementation,
+                      tensor_parallel=self.tensor_parallel, sequence_parallel=self.sequence_parallel)  # fmt: skip
+        return around_stack_bytes(self.workload, inputs)
 
     # -- the layout and the state per device -------------------------------------------
     gradient_width = derived("gradient_width")
@@ -317,6 +388,10 @@ class ParallelTrainingScenario(ParallelView, Scenario):
     stage_layers = derived("stage_layers")
     interleave_factor = derived("interleave_factor")
     micro_batches_in_flight = derived("micro_batches_in_flight")
+    first_stage_layer_activations = derived("first_stage_layer_activations")
+    first_stage_activations = derived("first_stage_activations")
+    last_stage_micro_batches = derived("last_stage_micro_batches")
+    last_stage_activations = derived("last_stage_activations")
     activations_per_device = derived("activations_per_device")
     total_per_device = derived("total_per_device")
     device_memory_share = derived("device_memory_share")

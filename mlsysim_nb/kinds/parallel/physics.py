@@ -117,6 +117,12 @@ NOTATION: dict[str, Quantity] = {
         "Σ_score", "byte", "bytes per attention score of the rows selective recomputation drops"
     ),
     "expert_parameters": quantity("P_exp", "", "parameters of the routed experts"),
+    "input_layer_bytes": quantity(
+        "m_in", "byte", "one micro-batch's embedding rows and rows kept once per model, on one device"
+    ),
+    "output_layer_bytes": quantity(
+        "m_out", "byte", "one micro-batch's final norm, output layer and loss (FP32 logits), on one device"
+    ),
     # -- flags the fields set
     "shards_optimizer": quantity("[z ≥ 1]", "", "ZeRO shards the optimizer state"),
     "shards_gradients": quantity("[z ≥ 2]", "", "ZeRO shards the gradients"),
@@ -125,6 +131,7 @@ NOTATION: dict[str, Quantity] = {
     "keeps_scores": quantity("[none]", "", "no recomputation"),
     "keeps_layer_tensors": quantity("[selective]", "", "selective recomputation"),
     "interleaved": quantity("[m > 1]", "", "interleaved schedule"),
+    "pipelined_with_output": quantity("[p > 1, v]", "", "a pipeline, and the vocabulary sizes its output layer"),
     "has_experts": quantity("[E > 0]", "", "a mixture of experts"),
     "has_expert_traffic": quantity("[E > 0, activations]", "", "a mixture of experts, activations given"),
 }

@@ -29,7 +29,10 @@ import numpy as np
 from mlsysim_nb import layers
 from mlsysim_nb.layers import Architecture
 
-__all__ = ["expert_parameters", "layer_coefficients"]
+__all__ = ["INPUT_ROWS", "around_stack_bytes", "expert_parameters", "layer_coefficients"]
+
+#: The rows around the stack the first pipeline stage keeps (the embedding's side); the rest are the last stage's.
+INPUT_ROWS = frozenset({"token_ids", "position_ids", "embedding_dropout_mask"})
 
 
 def _check_row(row: layers.Saved) -> None:
@@ -82,6 +85,42 @@ def layer_coefficients(
     values = np.vectorize(one, otypes=[float, float, float])(precision_bytes, ffn_multiple, attention, implementation)
     names = ("sp_row_bytes", "tp_row_bytes", "score_row_bytes")
     return {n: (v if v.ndim else float(v)) for n, v in zip(names, values, strict=True)}
+
+
+@lru_cache(maxsize=512)
+def _around(arch: Architecture, run: tuple[str, str, int, int, float, int, bool]) -> tuple[float, float]:
+    """(first stage's, last stage's) bytes around the stack for one micro-batch on one device."""
+    implementation, attention, s, b, precision, t, sp = run
+    dims = arch.dims(s, b)
+    shared = tuple(r for r in layers.layer_rows(arch, implementation, attention) if r.per_model)
+    kept = layers.lines((*shared, *layers.output_rows(arch, implementation)), dims, dtype_bytes=precision,  # type: ignore[arg-type]
+                        tensor_parallel=t, sequence_parallel=sp)  # fmt: skip
+    # the rows kept once per model (rotary tables) are counted with the first stage, so that one stage (p = 1)
+    # holds exactly what the activation scenario's output_activations counts
+    first = sum(line.bytes for line in kept if line.row.key in INPUT_ROWS or line.row.per_model)
+    return first, sum(line.bytes for line in kept) - first
+
+
+def around_stack_bytes(workload: Any, inputs: dict[str, Any]) -> dict[str, Any]:
+    """``input_layer_bytes`` and ``output_layer_bytes``: one micro-batch's rows around the stack on one device.
+
+    The first pipeline stage keeps the embedding's rows (token ids, its dropout mask) and the rows kept once
+    per model; the last stage keeps the final norm's, the output layer's and the loss's (the FP32 logits).
+    ``inputs``: ``sequence``, ``micro_batch``, ``precision_bytes``, ``ffn_multiple``, ``attention``,
+    ``implementation``, ``tensor_parallel``, ``sequence_parallel`` (any of them swept). Needs the vocabulary.
+    """
+    keys = ("implementation", "attention", "sequence", "micro_batch", "precision_bytes", "tensor_parallel",
+            "sequence_parallel", "ffn_multiple")  # fmt: skip
+
+    def one(impl: Any, att: Any, s: Any, b: Any, p: Any, t: Any, sp: Any, ffn: Any) -> tuple[float, float]:
+        arch = _architecture(workload, int(ffn))
+        return _around(arch, (str(impl), str(att), int(s), int(b), float(p), int(t), bool(sp)))
+
+    first, last = np.vectorize(one, otypes=[float, float])(*(inputs[k] for k in keys))
+    return {
+        "input_layer_bytes": first if first.ndim else float(first),
+        "output_layer_bytes": last if last.ndim else float(last),
+    }
 
 
 def expert_parameters(workload: Any) -> int:

@@ -80,13 +80,29 @@ _SECTIONS = (
         when="has_activations",
     ),
     _S(
-        "Activations of the first pipeline stage",
+        "Activations of the first pipeline stage's layers (Korthikanti Table 2, Sec. 4.2.3)",
         (
             ("stage_layers", "stage_layers"),
             ("interleave_factor", "interleave_factor"),
             ("micro_batches_in_flight", "micro_batches_in_flight"),
-            ("activations_per_device", "activations_per_device"),
+            ("first_stage_layer_activations", "first_stage_layer_activations"),
         ),
+        "first_stage_layer_activations",
+        when="has_activations",
+    ),
+    _S(
+        "The layers around the stack: the first and the last pipeline stage (Korthikanti Sec. 4.3)",
+        (
+            ("first_stage_activations", "first_stage_activations"),
+            ("last_stage_micro_batches", "last_stage_micro_batches"),
+            ("last_stage_activations", "last_stage_activations"),
+        ),
+        "last_stage_activations",
+        when="has_output",
+    ),
+    _S(
+        "Activations of the device that holds the most",
+        (("activations_per_device", "activations_per_device"),),
         "activations_per_device",
         when="has_activations",
     ),
@@ -134,10 +150,12 @@ _NOTES = (
             "Weights, gradients, optimizer state and master copy are split by t·p, then sharded across the N_d "
             "replicas by the ZeRO stage (Rajbhandari et al. 2020); a mixture of experts' routed experts are split "
             "over the e devices of an expert-parallel group, the N_d/e replicas holding the same experts sharding "
-            "them (Rajbhandari et al. 2022, DeepSpeed-MoE). Activations are the first pipeline stage's: "
-            "Korthikanti et al. (2022) Table 2 per layer, its coefficients read off the workload's own layer in "
-            "the layer table, times L/p layers, times the p micro-batches in flight (times 1 + (p − 1)/(p·m) "
-            "when interleaved). The state counts every expert (total parameters); the work per token counts the "
+            "them (Rajbhandari et al. 2022, DeepSpeed-MoE). Activations are those of the device that holds the "
+            "most. The first pipeline stage's layers: Korthikanti et al. (2022) Table 2 per layer, its coefficients "
+            "read off the workload's own layer in the layer table, times L/p layers, times the p micro-batches in "
+            "flight (times 1 + (p − 1)/(p·m) when interleaved), with the embedding's rows; the last stage holds "
+            "fewer micro-batches but the final norm, the output layer and the loss's FP32 logits (Sec. 4.3); with "
+            "p = 1 one device holds all of it. The state counts every expert (total parameters); the work per token counts the "
             "k experts a token uses (active parameters)."
         ),
     ),
@@ -156,8 +174,9 @@ _NOTES = (
     (
         "Excludes",
         (
-            "The input- and output-layer activations (Korthikanti Sec. 4.3), communication buffers, the pipeline "
-            "bubble's idle time, allocator reserve and fragmentation; communication is volume, not time."
+            "The input- and output-layer activations (Korthikanti Sec. 4.3) where the workload gives no vocabulary "
+            "(a reference-style workload: the derivation says so), communication buffers, the pipeline bubble's idle "
+            "time, allocator reserve and fragmentation; communication is volume, not time."
         ),
     ),
 )
@@ -297,7 +316,7 @@ class ParallelView:
         return Headline(line, Verdict(_OVERFLOWS, ok=False))
 
     def memory_chart(self: ParallelLike) -> MemoryChart:
-        """One device's memory (the first pipeline stage's), part by part, against its capacity."""
+        """One device's memory (the stage that holds the most), part by part, against its capacity."""
         m = self.magnitude
         parts = {
             "weights": m("weights_per_device"),
@@ -307,7 +326,7 @@ class ParallelView:
         }
         if self.activations is not None:
             parts["activations"] = m("activations_per_device")
-        # the first pipeline stage's device: it holds the most activations
+        # the device that holds the most activations: the first pipeline stage's or the last's
         bars: tuple[tuple[str, dict[str, Any]], ...] = (("one device", parts),)
         return MemoryChart.against(bars, self.hardware, self.headline())
 

@@ -78,7 +78,9 @@ CASES: dict[str, Factory] = {
     ),
     "Gpt2MixedPrecisionFlashAttentionOnH100": _gpt2_train(
         "GPT-2 XL in mixed precision at batch 32 on one H100, attention scores not stored",
-        "16 B per parameter of state and the per-token activations only (FlashAttention).",
+        "16 B per parameter of state and the per-token activations (per_token_activations): the scores dropped "
+        "and nothing kept in their place, what selective recomputation keeps. A FlashAttention kernel also keeps "
+        "one FP32 log-sum-exp per row and head, 0.16 GB more (ActivationMemoryScenario with attention='fused').",
         batch_size=32,
         activations=lambda c: c.Gpt2XlBatch32Activations.per_token_activations,
     ),
