@@ -7,10 +7,11 @@ from typing import Any
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mlsysim_nb import layers, sweep
 from mlsysim_nb.render.numbers import format_bytes
-from tests.strategies import architecture_parallel_scenarios
+from tests.strategies import ARCHITECTURE_KEYS, architecture_parallel_scenarios
 
 
 def _b(q: Any) -> float:
@@ -76,3 +77,40 @@ def test_variant_sweep_and_repr_agree_on_the_new_fields(s: Any) -> None:
             assert grid.magnitude(name)[i] == pytest.approx(one.magnitude(name), rel=1e-12)
         assert f"{format_bytes(one.magnitude('total_per_device'))} per device" in repr(one)
     assert np.array_equal(grid.fits(), [s.variant(expert_parallel=e).fits for e in values])
+
+
+@settings(max_examples=40, deadline=None)
+@given(architecture_parallel_scenarios(), st.sampled_from(ARCHITECTURE_KEYS))
+def test_variant_workload_is_the_run_built_afresh(s: Any, key: str) -> None:
+    """variant(workload=w) gives what building the run afresh from state and activations of w gives, or both refuse."""
+    from mlsysim_nb import ParallelTrainingScenario, Workloads
+    from mlsysim_nb.errors import FieldError
+
+    w = Workloads.configuration(key)
+    layout = {name: getattr(s, name) for name in ("recompute", "data_parallel", "zero_stage", "tensor_parallel",
+              "sequence_parallel", "expert_parallel", "pipeline_parallel", "interleave")}  # fmt: skip
+    try:
+        fresh = ParallelTrainingScenario(state=s.state.variant(workload=w), activations=s.activations.variant(workload=w),
+                                         **layout)  # fmt: skip
+    except FieldError:
+        with pytest.raises(FieldError) as info:
+            s.variant(workload=w)
+        assert info.value.field == "workload" or info.value.field in layout
+        return
+    changed = s.variant(workload=w)
+    for name in ("state_per_device", "activations_per_device", "total_per_device", "data_parallel_traffic"):
+        assert getattr(changed, name) == getattr(fresh, name), name
+    assert changed.training_fits == fresh.training_fits
+
+
+@settings(max_examples=40, deadline=None)
+@given(architecture_parallel_scenarios())
+def test_the_binding_device_holds_the_larger_stage(s: Any) -> None:
+    """The per-device activations are the larger of the first and last stages (their sum on one stage), never less."""
+    first, last, device = _b(s.first_stage_activations), _b(s.last_stage_activations), _b(s.activations_per_device)
+    if s.pipeline_parallel == 1:
+        assert device == pytest.approx(first + _b(s.last_stage_activations) - _b(s.first_stage_layer_activations),
+                                       rel=1e-12)  # fmt: skip
+    else:
+        assert device == max(first, last)
+    assert device >= _b(s.first_stage_layer_activations)

@@ -137,7 +137,14 @@ def test_equation_exceptions_are_few_and_listed() -> None:
     """Only these formulas branch; each case is itself a restricted expression."""
     single = {**TrainingStateFitScenario.EQUATIONS.formulas, **ActivationMemoryScenario.EQUATIONS.formulas}
     branching = sorted(n for n, f in single.items() if f.is_branching)  # the many-device ones: test_parallel
-    assert branching == ["adapter_count", "sequence", "total", "training_fits", "updated_bytes_per_parameter"]
+    assert branching == [
+        "adapter_count",
+        "rerun_fraction",
+        "sequence",
+        "total",
+        "training_fits",
+        "updated_bytes_per_parameter",
+    ]
 
 
 @pytest.mark.parametrize("name", sorted(FORMULAS))
@@ -145,7 +152,7 @@ def test_formula_dimensions_are_consistent(name: str) -> None:
     """Evaluating each formula on pint quantities of the declared base units gives its declared unit."""
     formula = FORMULAS[name]
     flags = {"adapter_mode": True, "adapter_stated": False, "has_master": True, "seq_given": True,
-             "has_activations": True}  # fmt: skip
+             "has_activations": True, "segments_given": True}  # fmt: skip
 
     def get(key: str):  # type: ignore[no-untyped-def]
         if key in flags:

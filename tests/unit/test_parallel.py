@@ -417,6 +417,7 @@ def test_branching_formulas_are_listed() -> None:
     """These many-device formulas choose a case; each case is a restricted expression."""
     branching = sorted(n for n in EQUATIONS.names if EQUATIONS.formula(n).is_branching)
     assert branching == [
+        "activations_per_device",
         "expert_gradient_shards",
         "expert_optimizer_shards",
         "expert_weight_shards",
@@ -425,6 +426,7 @@ def test_branching_formulas_are_listed() -> None:
         "gradient_width",
         "gradients_per_device",
         "interleave_factor",
+        "last_stage_micro_batches",
         "layer_activations",
         "master_weights_per_device",
         "optimizer_shards",
@@ -478,11 +480,126 @@ def test_no_hardware_does_not_fit() -> None:
 
 
 def test_llama3_8b_zero3_by_hand() -> None:
-    """Llama 3.1 8B, ZeRO-3 on 8 H100: 8.03e9 x 16 B / 8 of state, 32 x 8192 x 4096 x 34 B of activations."""
+    """Llama 3.1 8B (config.json), ZeRO-3 on 8 H100: P x 16 B / 8 of state; the layers and the output layer."""
     s = PARALLEL_CASES["Llama3_8BZero3On8H100"](None)
-    assert _bytes(s.state_per_device) == 16_060_000_000
-    assert _bytes(s.activations_per_device) == 36_507_222_016
-    assert _bytes(s.total_per_device) == 52_567_222_016
+    assert _bytes(s.state_per_device) == 8_030_261_248 * 16 / 8 == 16_060_522_496
+    # fused attention: 34 + 4a/h = 34.03125 bytes per token and hidden unit, 32 layers of 8192 x 4096
+    assert _bytes(s.first_stage_layer_activations) == 32 * 8192 * 4096 * 34.03125 == 36_540_776_448
+    # the output layer and loss: the final norm's and the output layer's inputs (2 sbh each), FP32 logits 4 s v
+    output = 2 * 2 * 8192 * 4096 + 4 * 8192 * 128_256
+    assert output == 4_336_910_336
+    assert _bytes(s.activations_per_device) == 36_540_776_448 + output == 40_877_686_784
+    assert _bytes(s.total_per_device) == 16_060_522_496 + 40_877_686_784
     assert s.fits
     # stage 0 needs 128.5 GB of state alone: a full fine-tune does not fit one H100 without sharding
     assert not s.variant(zero_stage=0).fits
+
+
+# -- the output layer: the first and the last pipeline stage ------------------------------------------------------
+
+_LLAMA_8B_OUTPUT = 2 * 2 * 8192 * 4096 + 4 * 8192 * 128_256  # final norm and output layer inputs, FP32 logits
+
+
+def _llama_8b(recompute: str = "selective", **layout: Any) -> ParallelTrainingScenario:
+    return PARALLEL_CASES["Llama3_8BZero3On8H100"](None).variant(recompute=recompute, **layout)
+
+
+def test_output_layer_counts_on_every_device_without_a_pipeline() -> None:
+    """With p = 1 each device holds its layers and the output layer and loss, the activation scenario's whole model."""
+    s = _llama_8b()
+    assert _bytes(s.activations_per_device) == _bytes(s.first_stage_layer_activations) + _LLAMA_8B_OUTPUT
+    assert _bytes(s.activations_per_device) == _bytes(s.activations.model_activations("selective"))
+    assert s.last_stage_activations == s.activations_per_device  # one stage is the first and the last
+
+
+def test_first_stage_binds_with_selective_recomputation() -> None:
+    """With p = 8 of 32 layers the first stage holds 8 micro-batches of 4 layers, the last 1 and the logits."""
+    s = _llama_8b(pipeline_parallel=8)
+    layer = 8192 * 4096 * 34.03125  # fused attention: 34 + 4a/h bytes per token and hidden unit
+    assert _bytes(s.first_stage_layer_activations) == 4 * 8 * layer == 36_540_776_448
+    assert _bytes(s.first_stage_activations) == 4 * 8 * layer  # Llama's embedding keeps no dropout mask
+    assert s.last_stage_micro_batches == 1
+    assert _bytes(s.last_stage_activations) == 4 * layer + _LLAMA_8B_OUTPUT
+    assert s.activations_per_device == s.first_stage_activations
+
+
+def test_last_stage_binds_with_full_recomputation() -> None:
+    """Full recomputation: 32 layer inputs on the first stage (2.15 GB), 4 plus the logits on the last (4.61 GB)."""
+    s = _llama_8b("full", pipeline_parallel=8)
+    layer_input = 8192 * 4096 * 2
+    assert _bytes(s.first_stage_activations) == 4 * 8 * layer_input == 2_147_483_648
+    assert _bytes(s.last_stage_activations) == 4 * layer_input + _LLAMA_8B_OUTPUT == 4_605_345_792
+    assert _bytes(s.activations_per_device) == 4_605_345_792
+    assert _bytes(s.total_per_device) == _bytes(s.state_per_device) + 4_605_345_792
+
+
+def test_interleaved_last_stage_holds_m_minus_one_rounds_of_chunks() -> None:
+    """With m = 2 and p = 8 the last rank warms up with (m − 1)·p = 8 chunks of 2 layers, then 1 more: 4.5 stages' worth."""
+    s = _llama_8b("full", pipeline_parallel=8, interleave=2)
+    assert s.last_stage_micro_batches == (1 * 8 + 1) / 2 == 4.5
+    assert s.micro_batches_in_flight == 8 * (1 + 7 / 16)  # Korthikanti Sec. 4.2.3 for the first rank
+    layer_input = 8192 * 4096 * 2
+    assert _bytes(s.last_stage_activations) == 4 * 4.5 * layer_input + _LLAMA_8B_OUTPUT
+
+
+def test_output_layer_splits_like_the_table_under_tensor_parallelism() -> None:
+    """With t = 8 and SP the logits split by t (vocabulary-parallel), the two inputs by SP; as layers.output_saved_bytes."""
+    from mlsysim_nb import layers
+
+    s = _llama_8b(tensor_parallel=8, sequence_parallel=True)
+    arch = Workloads.configuration("llama-3.1-8b").architecture()
+    table = layers.output_saved_bytes(arch, seq_len=8192, micro_batch=1, dtype_bytes=2, tensor_parallel=8,
+                                      sequence_parallel=True)  # fmt: skip
+    assert table == _LLAMA_8B_OUTPUT / 8
+    assert _bytes(s.activations_per_device) == _bytes(s.first_stage_layer_activations) + table
+
+
+def test_reference_style_workload_leaves_the_output_layer_out_and_says_so() -> None:
+    """GPT-3 175B gives no vocabulary: the per-device figure is Table 2's first stage, and the derivation says why."""
+    g = PARALLEL_CASES["Gpt3_175BKorthikantiTable3OnA100"](None)
+    assert g.activations_per_device == g.first_stage_layer_activations
+    with pytest.raises(NotApplicableError, match="vocab_size"):
+        _ = g.last_stage_activations
+    assert "are not counted, as the workload gives no vocabulary" in g._repr_mimebundle_()["text/markdown"]
+    assert "last_stage_activations" not in g._repr_mimebundle_()["text/markdown"]
+
+
+def test_pipeline_sweep_with_and_without_a_vocabulary() -> None:
+    """A sweep over p takes each element's case: the larger stage where p > 1, the whole model where p = 1."""
+    s = _llama_8b("full", pipeline_parallel=np.array([1, 8]))
+    one, eight = (_bytes(_llama_8b("full", pipeline_parallel=p).activations_per_device) for p in (1, 8))
+    assert s.activations_per_device.m_as("byte").tolist() == [one, eight]
+    g = PARALLEL_CASES["Gpt3_175BKorthikantiTable3OnA100"](None).variant(pipeline_parallel=np.array([8, 16]),
+                                                                          interleave=1)  # fmt: skip
+    assert (g.activations_per_device == g.first_stage_layer_activations).all()
+
+
+# -- changing the model of the run: variant(workload=...) ----------------------------------------------------------
+
+
+def test_variant_workload_rebuilds_the_state_and_the_activations() -> None:
+    """variant(workload=w) is the run built afresh with w: the same numbers, the state and activations of w."""
+    s = _llama_8b()
+    w = Workloads.configuration("mistral-7b")
+    changed = s.variant(workload=w)
+    fresh = ParallelTrainingScenario(state=s.state.variant(workload=w), activations=s.activations.variant(workload=w),
+                                     recompute="selective", data_parallel=8, zero_stage=3)  # fmt: skip
+    assert changed.workload is w and changed.state.workload is w and changed.activations.workload is w
+    for name in ("state_per_device", "activations_per_device", "total_per_device", "data_parallel_traffic"):
+        assert getattr(changed, name) == getattr(fresh, name), name
+    assert _bytes(changed.state_per_device) == w.parameters.m * 16 / 8
+    assert changed.variant(workload=Workloads.configuration("llama-3.1-8b")).total_per_device == s.total_per_device
+
+
+def test_variant_workload_refusals_name_the_workload() -> None:
+    """Not a Workload, a state of another model given with it, a layout the new model cannot split: each names it."""
+    s = _llama_8b()
+    with pytest.raises(FieldError, match=r"ParallelTrainingScenario\.workload: must be a Workload, got str"):
+        s.variant(workload="llama")
+    with pytest.raises(FieldError, match=r"\.workload: is GPT-2 XL .*the state given with it models Llama 3\.1 8B"):
+        s.variant(workload=Workloads.GPT2_XL, state=s.state)
+    with pytest.raises(FieldError, match=r"\.workload: .*25 attention heads") as info:
+        s.variant(tensor_parallel=2).variant(workload=Workloads.GPT2_XL)
+    assert info.value.field == "workload"
+    with pytest.raises(TypeError, match="unknown field"):
+        s.variant(workload=Workloads.GPT2_XL, microbatch=2)

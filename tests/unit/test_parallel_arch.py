@@ -77,7 +77,11 @@ def test_llama_70b_layer_on_eight_devices(sequence_parallel: bool, recompute: st
         tensor_parallel=8, sequence_parallel=sequence_parallel,
     )  # fmt: skip
     assert table == expected
-    assert _b(s.activations_per_device) == 80 * expected
+    assert _b(s.first_stage_layer_activations) == 80 * expected
+    # p = 1: the device also holds the output layer and loss: the FP32 logits split by t (vocabulary-parallel),
+    # the final norm's and the output layer's inputs split only by sequence parallelism
+    inputs = 2 * 2 * 8192 * 8192 / (8 if sequence_parallel else 1)
+    assert _b(s.activations_per_device) == 80 * expected + inputs + 4 * 8192 * 128_256 / 8
 
 
 def test_selective_no_sp_llama_70b_in_bytes() -> None:
@@ -134,15 +138,19 @@ def test_llama_70b_zero3_on_8_h100_does_not_fit() -> None:
     s = CASES["Llama3_1_70BZero3On8H100"](None)
     assert s.workload.parameters.magnitude == 70_553_706_496
     assert _b(s.state_per_device) == 70_553_706_496 * 16 / 8
-    assert _b(s.activations_per_device) == 80 * 8192 * 8192 * 2  # full recomputation: the layer inputs
+    assert _b(s.first_stage_layer_activations) == 80 * 8192 * 8192 * 2  # full recomputation: the layer inputs
+    # the output layer and loss: two s·h inputs at 2 B, FP32 logits of the 128,256-word vocabulary
+    assert _b(s.activations_per_device) == 80 * 8192 * 8192 * 2 + 2 * 2 * 8192 * 8192 + 4 * 8192 * 128_256
     assert (s.fits, s.training_fits) == (False, False)
 
 
 def test_llama_70b_zero3_on_64_h100_fits() -> None:
-    """State 17.64 GB and layer inputs 10.74 GB per device: the state and the run fit."""
+    """State 17.64 GB, layer inputs 10.74 GB and the output layer 4.47 GB per device: the state and the run fit."""
     s = CASES["Llama3_1_70BZero3On64H100"](None)
     assert _b(s.state_per_device) == 70_553_706_496 * 16 / 64
-    assert _b(s.total_per_device) == 70_553_706_496 * 16 / 64 + 80 * 8192 * 8192 * 2
+    output = 2 * 2 * 8192 * 8192 + 4 * 8192 * 128_256
+    assert output == 4_471_128_064
+    assert _b(s.total_per_device) == 70_553_706_496 * 16 / 64 + 80 * 8192 * 8192 * 2 + output
     assert (s.fits, s.training_fits) == (True, True)
 
 
@@ -217,7 +225,7 @@ def test_mixtral_routed_activations_do_not_change_with_e() -> None:
     assert eight.activations_per_device == one.activations_per_device
     table = layers.layer_saved_bytes(MIXTRAL.architecture(), seq_len=4096, micro_batch=1, dtype_bytes=2,
                                      strategy="selective")  # fmt: skip
-    assert _b(eight.activations_per_device) == pytest.approx(32 * table, rel=1e-12)
+    assert _b(eight.first_stage_layer_activations) == pytest.approx(32 * table, rel=1e-12)
 
 
 def test_expert_parallel_one_is_todays_scenario() -> None:
@@ -336,7 +344,7 @@ def test_the_coefficients_rebuild_the_table_for_both_accountings(key: str, imple
 def test_one_device_is_the_activation_scenario_on_every_architecture(
     key: str, implementation: str, attention: str
 ) -> None:
-    """N_d = t = p = 1: activations_per_device is activations(recompute), for each width and strategy."""
+    """N_d = t = p = 1: the layers are activations(recompute), the device model_activations(recompute) (with the output layer)."""
     w = Workloads.configuration(key)
     state = TrainingStateFitScenario(workload=w, hardware=Hardware["H100"], **MIXED_ADAM)
     for width in (2, 4):
@@ -344,4 +352,6 @@ def test_one_device_is_the_activation_scenario_on_every_architecture(
                                         implementation=implementation, precision_bytes=width)  # fmt: skip
         for recompute in ("none", "selective", "full"):
             s = ParallelTrainingScenario(state=state, activations=acts, recompute=recompute)
-            assert _b(s.activations_per_device) == pytest.approx(_b(acts.activations(recompute)), rel=1e-12)
+            layers_only, whole = _b(acts.activations(recompute)), _b(acts.model_activations(recompute))
+            assert _b(s.first_stage_layer_activations) == pytest.approx(layers_only, rel=1e-12)
+            assert _b(s.activations_per_device) == pytest.approx(whole, rel=1e-12)

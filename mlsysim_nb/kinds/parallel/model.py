@@ -71,7 +71,8 @@ class ParallelTrainingScenario(ParallelView, Scenario):
     loss's FP32 logits (Sec. 4.3), for one micro-batch; with ``p = 1`` one
     device holds both. Where the workload gives no vocabulary (a
     reference-style workload) the layers around the stack are not sized and
-    the figure is the first stage's layers, as in Table 2. The coefficients are read off the workload's own layer in the layer table
+    the figure is the first stage's layers, as in Table 2. The coefficients
+    are read off the workload's own layer in the layer table
     (:mod:`mlsysim_nb.kinds.parallel.table`): what tensor parallelism splits,
     what only sequence parallelism splits, the attention scores. For a
     reference-style workload that is Korthikanti's GPT layer with an MLP
@@ -320,7 +321,9 @@ class ParallelTrainingScenario(ParallelView, Scenario):
         env.update({k: (v if v.ndim > 0 else bool(v)) for k, v in flags.items()})
         # a scalar False without the vocabulary, so that no sweep evaluates the output layer's case
         pipelined = np.asarray(self.pipeline_parallel) > 1
-        env["pipelined_with_output"] = (pipelined if pipelined.ndim else bool(pipelined)) if env["has_output"] else False
+        pipelined_flag = pipelined if pipelined.ndim else bool(pipelined)
+        env["pipelined_with_output"] = pipelined_flag if env["has_output"] else False
+        env["output_unsized"] = self.activations is not None and not env["has_output"]
         env.update(
             data_parallel=self.data_parallel,
             zero_stage=self.zero_stage,

@@ -132,6 +132,7 @@ NOTATION: dict[str, Quantity] = {
     "keeps_layer_tensors": quantity("[selective]", "", "selective recomputation"),
     "interleaved": quantity("[m > 1]", "", "interleaved schedule"),
     "pipelined_with_output": quantity("[p > 1, v]", "", "a pipeline, and the vocabulary sizes its output layer"),
+    "output_unsized": quantity("[no v]", "", "activations given, but no vocabulary to size the output layer"),
     "has_experts": quantity("[E > 0]", "", "a mixture of experts"),
     "has_expert_traffic": quantity("[E > 0, activations]", "", "a mixture of experts, activations given"),
 }

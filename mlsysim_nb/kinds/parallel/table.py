@@ -112,7 +112,8 @@ def around_stack_bytes(workload: Any, inputs: dict[str, Any]) -> dict[str, Any]:
     keys = ("implementation", "attention", "sequence", "micro_batch", "precision_bytes", "tensor_parallel",
             "sequence_parallel", "ffn_multiple")  # fmt: skip
 
-    def one(impl: Any, att: Any, s: Any, b: Any, p: Any, t: Any, sp: Any, ffn: Any) -> tuple[float, float]:
+    def one(*run: Any) -> tuple[float, float]:
+        impl, att, s, b, p, t, sp, ffn = run
         arch = _architecture(workload, int(ffn))
         return _around(arch, (str(impl), str(att), int(s), int(b), float(p), int(t), bool(sp)))
 

@@ -96,15 +96,17 @@ _SECTIONS = (
             ("first_stage_activations", "first_stage_activations"),
             ("last_stage_micro_batches", "last_stage_micro_batches"),
             ("last_stage_activations", "last_stage_activations"),
+            ("activations_per_device", "activations_per_device"),
         ),
-        "last_stage_activations",
+        "activations_per_device",
         when="has_output",
     ),
     _S(
-        "Activations of the device that holds the most",
+        "Activations per device: the first stage's layers; the layers around the stack (Korthikanti Sec. 4.3) are "
+        "not counted, as the workload gives no vocabulary",
         (("activations_per_device", "activations_per_device"),),
         "activations_per_device",
-        when="has_activations",
+        when="output_unsized",
     ),
     _S(
         "Fit on one device",
@@ -155,8 +157,8 @@ _NOTES = (
             "read off the workload's own layer in the layer table, times L/p layers, times the p micro-batches in "
             "flight (times 1 + (p − 1)/(p·m) when interleaved), with the embedding's rows; the last stage holds "
             "fewer micro-batches but the final norm, the output layer and the loss's FP32 logits (Sec. 4.3); with "
-            "p = 1 one device holds all of it. The state counts every expert (total parameters); the work per token counts the "
-            "k experts a token uses (active parameters)."
+            "p = 1 one device holds all of it. The state counts every expert (total parameters); the work per "
+            "token counts the k experts a token uses (active parameters)."
         ),
     ),
     (

@@ -216,6 +216,9 @@ _TRAINING = [
         "total + activations",
         "State plus saved activations.",
         "byte",
+        note="The activations as stated: an ActivationMemoryScenario's model_activations(strategy) counts the whole"
+        " model, its output layer and loss included; activations(strategy) and per_token_activations count the"
+        " layers alone, as the reference's cases state them.",
         symbol="M_train",
         label="state plus activations",
         base="byte",
