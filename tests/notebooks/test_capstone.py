@@ -22,15 +22,16 @@ ROOT = Path(__file__).resolve().parents[2]
 (CAPSTONE,) = sorted((ROOT / "notebooks").glob("12_*.ipynb"))
 PLAN = Scenarios.Llama3_8BZero3On8H100
 #: the worked example's run: another model and goal than the walk's (Llama 2 7B, full fine-tune, 2 A100 80GB)
+LLAMA2 = Workloads.configuration("llama-2-7b")  # its config.json: the vocabulary sizes the output layer
 WORKED = ParallelTrainingScenario(
     state=TrainingStateFitScenario(
-        workload=Workloads.LLAMA2_7B,
+        workload=LLAMA2,
         hardware=Hardware["A100_80GB"],
         bytes_per_value=2,
         optimizer_bytes_per_parameter=8,
         master_bytes_per_parameter=4,
     ),
-    activations=ActivationMemoryScenario(workload=Workloads.LLAMA2_7B, micro_batch=1, seq_len=4096),
+    activations=ActivationMemoryScenario(workload=LLAMA2, micro_batch=1, seq_len=4096),
     data_parallel=2,
     zero_stage=3,
 )
@@ -55,15 +56,39 @@ def _gb(q: Any) -> str:
     return f"{q.m_as('GB'):.2f} GB ({q.m_as('GiB'):.2f} GiB)"
 
 
-def test_walk_quotes_the_smallest_zero3_layout() -> None:
-    """Three devices at ZeRO stage 3 are the smallest that fit, at 79.33 GB (73.89 GiB), 92 % of the device."""
+def test_walk_prints_the_smallest_zero3_layout_and_the_markdown_does_not_give_it() -> None:
+    """Three devices at ZeRO stage 3 fit, at 83.71 GB, 97 % of the device (the output layer counted): printed, not told."""
     fits = [n for n in range(1, 9) if PLAN.variant(data_parallel=n).training_fits]
     assert fits[0] == 3
     three = PLAN.variant(data_parallel=3)
-    text = "\n".join(_src(c) for c in _cells() if c["cell_type"] == "markdown")
-    assert f"{_gb(three.total_per_device)} each, {three.device_memory_share * 100:.0f} % of the device" in text
-    assert f"{three.activations_per_device.m_as('GB'):.2f} GB, are a floor" in text
-    assert f"all {PLAN.variant(zero_stage=2).weights_per_device.m_as('GB'):.2f} GB of 16-bit weights" in text
+    assert round(three.total_per_device.m_as("GB"), 2) == 83.71 and round(100 * three.device_memory_share) == 97
+    # the activations: 32 layers at 34.03125 sbh (fused attention) and the output layer, 2·2·sh + 4·s·v
+    assert three.activations_per_device.m_as("B") == 32 * 8192 * 4096 * 34.03125 + 4 * 8192 * 4096 + 4 * 8192 * 128_256
+    markdown = "\n".join(_src(c) for c in _cells() if c["cell_type"] == "markdown")
+    for answer in ("Three devices", "three devices", "83.71", "97 %", "92 %", "79.33"):
+        assert answer not in markdown, answer
+    (reveal,) = [c for c in _cells() if "reveal(smallest" in "".join(c["source"])]
+    assert "best.device_memory_share" in "".join(reveal["source"])  # printed when the student runs the reveal
+    printed = "".join("".join(o.get("text", "")) for o in reveal.get("outputs", []))
+    if printed:  # the instructor's stored outputs; the release has none
+        assert f"3 devices hold {three.total_per_device.to('GB'):.2f~P}" in printed
+        assert f"{three.device_memory_share:.0%} of the device" in printed
+    layers_only = three.first_stage_layer_activations.m_as("GB")
+    output = (three.activations_per_device - three.first_stage_layer_activations).m_as("GB")
+    assert f"{layers_only:.2f} GB in the 32 layers and {output:.2f} GB in the output layer" in markdown
+    assert f"room for the {three.activations_per_device.m_as('GB'):.2f} GB of" in markdown
+    assert f"all {PLAN.variant(zero_stage=2).weights_per_device.m_as('GB'):.2f} GB of 16-bit weights" in markdown
+
+
+def test_exercises_count_the_output_layer() -> None:
+    """12.1 is 8 devices (6 without the output layer), 12.3 a micro-batch of 10 (32 without): the solutions say so."""
+    stage1 = [n for n in range(1, 65) if PLAN.variant(data_parallel=n, zero_stage=1).training_fits]
+    full = PLAN.variant(recompute="full")
+    batches = [b for b in range(1, 257) if full.variant(activations=PLAN.activations.variant(micro_batch=b)).training_fits]
+    assert (min(stage1), max(batches)) == (8, 10)
+    for grade_id, value in (("answer_12_1", 8), ("answer_12_3", 10)):
+        (cell,) = [c for c in _cells() if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id]
+        assert f"{grade_id} = {value}  #" in "".join(cell["source"])
 
 
 def _solution_namespace() -> dict[str, Any]:
@@ -129,10 +154,11 @@ def test_the_run_is_graded_from_my_run() -> None:
         Workloads,
     )
 
+    gpt2 = Workloads.configuration("gpt2-xl")
     example = ParallelTrainingScenario(  # the prompt's shape of a cell, "a run that is no plan"
-        state=TrainingStateFitScenario(workload=Workloads.GPT2_XL, hardware=Hardware["H100"], bytes_per_value=2,
+        state=TrainingStateFitScenario(workload=gpt2, hardware=Hardware["H100"], bytes_per_value=2,
                                        optimizer_bytes_per_parameter=8, master_bytes_per_parameter=4),
-        activations=ActivationMemoryScenario(workload=Workloads.GPT2_XL, micro_batch=1, seq_len=1024),
+        activations=ActivationMemoryScenario(workload=gpt2, micro_batch=1, seq_len=1024),
         data_parallel=1,
     )  # fmt: skip
     walk = PLAN.variant(zero_stage=3)  # the walk's own full fine-tune of Llama 3.1 8B
@@ -142,6 +168,12 @@ def test_the_run_is_graded_from_my_run() -> None:
             _run_check(copied, copied.device_memory_share)
     prompt = next(_src(c) for c in _cells() if _src(c).startswith("### Exercise 12.4"))
     assert "must differ from the walk's" in prompt and "Formgrader" in prompt
+    # a model without a vocabulary leaves its output layer out of the graded share: no point, and the prompt says so
+    no_vocabulary = WORKED.variant(workload=Workloads.LLAMA2_7B)
+    assert no_vocabulary.device_memory_share <= 0.9 and no_vocabulary.devices <= 16
+    with pytest.raises(WrongAnswer, match="gives no vocabulary"):
+        _run_check(no_vocabulary, no_vocabulary.device_memory_share)
+    assert "The model must give its vocabulary" in prompt
 
 
 @pytest.mark.parametrize(("grade_id", "points"), [("explain_12_4_plan", 3), ("explain_12_4_leaves_out", 1)])

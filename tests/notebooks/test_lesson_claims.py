@@ -88,8 +88,11 @@ def test_01_gives_the_h100_nominal_and_driver_visible_capacity() -> None:
 S, B = 2048, 4  # the Llama runs' sequence length and batch
 
 
-def _llama_activations(implementation: str = "megatron", batch: int = B) -> float:
-    """The activations notebooks 04 and 07 pass to the Llama scenarios: 32 layers of the table, fused attention."""
+def _llama_activations(implementation: str = "megatron", batch: int = B, *, output: bool = False) -> float:
+    """The activations notebooks 04 and 07 pass to the Llama scenarios: 32 layers of the table, fused attention.
+
+    ``output``: with the output layer and loss, as notebook 04 counts the whole LoRA run.
+    """
     llama = Workloads.configuration("llama-3.1-8b").architecture()
     return layers.model_saved_bytes(
         llama,
@@ -97,7 +100,7 @@ def _llama_activations(implementation: str = "megatron", batch: int = B) -> floa
         seq_len=S,
         micro_batch=batch,
         dtype_bytes=2,
-        output=False,
+        output=output,
         attention="fused",
         implementation=implementation,
     )
@@ -145,41 +148,51 @@ def test_04_reads_the_table_row_by_row_and_drops_the_hand_tally() -> None:
 
 
 def test_04_passes_the_table_to_the_scenario_and_its_limits_follow() -> None:
-    """`own` and `as_hf` carry the table's activations at batch 4; the limits shown are the package's."""
+    """`own` and `as_hf` carry the whole model's activations at batch 4, the output layer included; limits follow."""
     lora = Scenarios.Llama3_8BLoraOnH100
-    own = lora.variant(activations=Q_(_llama_activations(), "B"))
-    as_hf = lora.variant(activations=Q_(_llama_activations("transformers"), "B"))
+    own = lora.variant(activations=Q_(_llama_activations(output=True), "B"))
+    as_hf = lora.variant(activations=Q_(_llama_activations("transformers", output=True), "B"))
+    # the output layer and loss at s = 2048, b = 4: two s·b·h inputs at 2 B and the FP32 logits, 4·s·b·v
+    logits = 2 * 2 * S * B * 4096 + 4 * S * B * 128_256
+    assert own.activations.m_as("B") == _llama_activations() + logits
     shown = _shown(_cell("04", "c17c"))
     assert f"{own.activations.to('GB'):6.2f~P} ({own.activations.to('GiB'):5.2f~P}) at batch 4" in shown
     assert f"{as_hf.activations.to('GB'):6.2f~P} ({as_hf.activations.to('GiB'):5.2f~P}) at batch 4" in shown
+    assert f"{Q_(logits, 'B').to('GB'):.2f~P} of it the output layer" in shown
+    assert "the layers alone" in shown  # the named case's GPT-layer figure, which has no vocabulary
     assert "activations=Q_(layers.model_saved_bytes(llama" in _src(_cell("04", "c17c"))
+    assert "output=False" not in _src(_cell("04", "c17c"))
     limits = (lora.max_resident_batch, own.max_resident_batch, as_hf.max_resident_batch)
-    assert limits == (7, 7, 5)
+    assert limits == (7, 6, 4)
     assert _shown(_cell("04", "c18")).strip() == str(limits)
     # exercise 4.4 on Gaudi 3, and its model answer's GiB-as-GB slip
-    assert _solution("04", "answer_4_4") == own.variant(hardware=Hardware.GAUDI3).max_resident_batch == 13
+    assert _solution("04", "answer_4_4") == own.variant(hardware=Hardware.GAUDI3).max_resident_batch == 11
     per_sequence = own.activations / own.batch_size
-    assert math.floor((Q_(128, "GB") - own.total) / per_sequence) == 12
+    assert math.floor((Q_(128, "GB") - own.total) / per_sequence) == 10
+    assert "output=False" not in _src(_cell("04", "c33"))
 
 
 def test_04_model_answer_4_5_numbers() -> None:
-    """Batch 32 of Llama's own layer: about 292 GB (272 GiB) as the paper counts it, 421 GB (392 GiB) by HF's classes."""
+    """Batch 32 with the output layer: about 327 GB (305 GiB) as the paper counts it, 457 GB (426 GiB) by HF's classes."""
     answer = _src(_cell("04", "c35"))
-    paper, hf = Q_(_llama_activations(batch=32), "B"), Q_(_llama_activations("transformers", batch=32), "B")
-    per_sequence = Q_(_llama_activations(batch=1), "B")
+    paper = Q_(_llama_activations(batch=32, output=True), "B")
+    hf = Q_(_llama_activations("transformers", batch=32, output=True), "B")
+    per_sequence = Q_(_llama_activations(batch=1, output=True), "B")
+    batch4 = Q_(_llama_activations(output=True), "B")
     assert (round(paper.m_as("GB")), round(paper.m_as("GiB")), round(hf.m_as("GB")), round(hf.m_as("GiB"))) == (
-        292,
-        272,
-        421,
-        392,
+        327,
+        305,
+        457,
+        426,
     )
-    assert (round(per_sequence.m_as("GB"), 1), round(per_sequence.m_as("GiB"), 1)) == (9.1, 8.5)
-    for figure in ("292 GB (272 GiB)", "421 GB (392 GiB)", "9.1 GB (8.5 GiB)", "36.5 GB (34.0 GiB)", "about a quarter"):
+    assert (round(per_sequence.m_as("GB"), 1), round(per_sequence.m_as("GiB"), 1)) == (10.2, 9.5)
+    assert (round(batch4.m_as("GB"), 1), round(batch4.m_as("GiB"), 1)) == (40.9, 38.1)
+    for figure in ("327 GB (305 GiB)", "457 GB (426 GiB)", "10.2 GB (9.5 GiB)", "40.9 GB (38.1 GiB)", "about a quarter"):
         assert figure in answer, figure
 
 
 def test_04_frozen_base_saving_from_the_rows() -> None:
-    """With q and v adapted, the MLP's input and the gated product (9 sbh) serve nothing: 26 %, the limit 7 -> 10."""
+    """With q and v adapted, the MLP's input and the gated product (9 sbh) serve nothing: 26 %, the limit 6 -> 8."""
     llama = Workloads.configuration("llama-3.1-8b").architecture()
     rows = {
         line.row.key: line.bytes
@@ -191,12 +204,12 @@ def test_04_frozen_base_saving_from_the_rows() -> None:
     assert dropped == 9
     share = dropped / _per_layer_sbh("megatron")
     lora = Scenarios.Llama3_8BLoraOnH100
-    own = lora.variant(activations=Q_(_llama_activations(), "B"))
-    lighter = own.variant(activations=own.activations * (1 - share))
-    assert (round(100 * share), own.max_resident_batch, lighter.max_resident_batch) == (26, 7, 10)
+    own = lora.variant(activations=Q_(_llama_activations(output=True), "B"))
+    lighter = own.variant(activations=own.activations - Q_(dropped * S * B * llama.hidden * 32, "B"))
+    assert (round(100 * share), own.max_resident_batch, lighter.max_resident_batch) == (26, 6, 8)
     assert "9.00 of 34.03 sbh need not be kept, 26%" in _shown(_cell("04", "c36a"))
     assert "13.00 of 49.03 sbh need not be kept, 27%" in _shown(_cell("04", "c36a"))
-    assert "resident limit on the H100 7 -> 10" in _shown(_cell("04", "c36a"))
+    assert "resident limit on the H100 6 -> 8" in _shown(_cell("04", "c36a"))
     assert "$34.03\\,sbh$ per layer of Llama's" in _src(_cell("04", "c36"))
 
 
