@@ -71,7 +71,7 @@ class ActivationMemoryScenario(ActivationView, Scenario):
     )  # fmt: skip
     normalization_per_layer: Any = knob(
         None, kind="bytes", symbol="m_norm", label="normalization buffer per layer", positive=False, high=1e15,
-        optional=True,
+        optional=True, least=0,
     )  # fmt: skip
     ffn_multiple: int = knob(4, kind="count", symbol="f", label="feed-forward expansion", high=64, control="int")
     attention: str = knob(

@@ -116,7 +116,7 @@ class InferenceMemoryScenario(InferenceView, Scenario):
         help="devices the model is split over; t must divide the heads, and divide or be a multiple of the KV heads",
     )  # fmt: skip
     runtime_reserve: Any = knob(
-        0.1, kind="number", symbol="r", label="runtime reserve (share of device memory)", positive=False, high=0.9,
+        0.1, kind="share", symbol="r", label="runtime reserve (share of device memory)", positive=False, high=0.9,
         help=_RESERVE_HELP,
     )  # fmt: skip
     name: str = dataclasses.field(default="", compare=False)
