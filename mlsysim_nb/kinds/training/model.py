@@ -80,8 +80,9 @@ class TrainingStateFitScenario(TrainingView, Scenario):
         choices=VALUE_WIDTHS, help="bytes per weight and gradient value",
     )  # fmt: skip
     optimizer_bytes_per_parameter: Any = knob(
-        kind="bytes", symbol="b_opt", label="optimizer bytes per parameter", positive=False, high=32, least=AVERAGE_LEAST,
+        kind="bytes", symbol="b_opt", label="optimizer bytes per parameter", positive=False, high=32,
         control="dropdown", choices=_OPTIMIZERS, help="optimizer state bytes per trained parameter",
+        least=AVERAGE_LEAST,
     )  # fmt: skip
     batch_size: int | None = knob(
         None, kind="count", symbol="B", label="batch size", high=2**20, optional=True, control="log",
