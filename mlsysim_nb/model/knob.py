@@ -24,9 +24,20 @@ from mlsysim_nb.model.fields import (
     check_quantity,
     read_sequence,
 )
+from mlsysim_nb.model.limits import CONTEXT_WINDOW, RecordLimit
 from mlsysim_nb.model.notation import Quantity, symbol
 
-__all__ = ["AVERAGE_LEAST", "VALUE_WIDTHS", "Knob", "declared_knobs", "knob", "knobs", "label_and_help", "record"]
+__all__ = [
+    "AVERAGE_LEAST",
+    "CONTEXT_WINDOW",
+    "VALUE_WIDTHS",
+    "Knob",
+    "declared_knobs",
+    "knob",
+    "knobs",
+    "label_and_help",
+    "record",
+]
 
 _KINDS = ("count", "bytes", "number", "share", "choice")
 
@@ -58,6 +69,8 @@ class Knob:
     of a field in bytes (default one bit, :data:`~mlsysim_nb.model.fields.ONE_BIT`: no value
     is stored in less; a per-parameter average such as an optimizer's state may declare less, and an amount
     that is a total rather than a width, such as saved activations that scale with the batch, declares 0).
+    ``within`` is a limit a record of the scenario sets (:data:`~mlsysim_nb.model.limits.CONTEXT_WINDOW`: a
+    sequence at most the model's context), applied by the scenario base to every kind alike.
     ``symbol`` is how the equations write it
     (``"b_val"``: the letter, then the subscript), ``unit`` the base unit of its
     magnitude (``"byte"`` for bytes; a number counted in bytes says so). ``help``
@@ -78,6 +91,7 @@ class Knob:
     symbol: str = ""
     unit: str = ""
     least: float | None = None
+    within: RecordLimit | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in _KINDS:
