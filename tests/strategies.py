@@ -71,11 +71,11 @@ def training_scenarios(draw: Any, adapters: bool | None = None) -> TrainingState
 def activation_scenarios(draw: Any) -> ActivationMemoryScenario:
     """A valid ActivationMemoryScenario."""
     workload = draw(transformers())
-    assert workload.layers is not None
+    assert workload.layers is not None and workload.context_length is not None
     return ActivationMemoryScenario(
         workload=workload,
         micro_batch=draw(st.integers(1, 512)),
-        seq_len=draw(st.one_of(st.none(), st.integers(1, 2**17))),
+        seq_len=draw(st.one_of(st.none(), st.integers(1, workload.context_length))),  # at most the context window
         precision_bytes=draw(st.sampled_from([1, 2, 4])),
         normalization_per_layer=draw(st.one_of(st.none(), st.builds(lambda x: Q_(x, "MB"), st.integers(0, 100)))),
         ffn_multiple=draw(st.integers(1, 8)),
@@ -94,14 +94,15 @@ def parallel_scenarios(draw: Any, activations: bool | None = None) -> ParallelTr
     workload = state.workload
     assert workload.heads is not None and workload.layers is not None
     with_acts = draw(st.booleans()) if activations is None else activations
-    t = draw(st.sampled_from(_divisors(workload.heads)))
+    window = min(2**15, workload.context_length or 2**15)  # a sequence is at most the context window
+    t = draw(st.sampled_from([d for d in _divisors(workload.heads) if d <= window]))
     sequence_parallel = t > 1 and draw(st.booleans())  # sequence parallelism needs t > 1
     acts = None
     if with_acts:
         acts = ActivationMemoryScenario(
             workload=workload,
             micro_batch=draw(st.integers(1, 64)),
-            seq_len=t * draw(st.integers(1, 2**15 // t)),  # sequence parallelism needs t to divide s
+            seq_len=t * draw(st.integers(1, window // t)),  # sequence parallelism needs t to divide s
             precision_bytes=draw(st.sampled_from([1, 2, 4])),
         )
     p = draw(st.sampled_from(_divisors(workload.layers)))
@@ -214,7 +215,7 @@ def architecture_activation_scenarios(draw: Any) -> ActivationMemoryScenario:
     return ActivationMemoryScenario(
         workload=workload,
         micro_batch=draw(st.integers(1, 16)),
-        seq_len=draw(st.integers(1, 2**15)),
+        seq_len=draw(st.integers(1, min(2**15, workload.context_length or 2**15))),  # at most the context window
         precision_bytes=draw(st.sampled_from([2, 4])),
         attention=draw(st.sampled_from(["eager", "fused"])),
         implementation=draw(st.sampled_from(["megatron", "transformers"])),

@@ -7,43 +7,86 @@ and :func:`tick`.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mlsysim_nb.errors import FieldError
-from mlsysim_nb.model.fields import check_quantity
+from mlsysim_nb.model.fields import check_quantity, read_sequence
 from mlsysim_nb.model.knob import knobs
-from mlsysim_nb.model.text import parse_quantity
+from mlsysim_nb.model.values import brief, is_quantity, sequence_array
 from mlsysim_nb.units import Q_, ureg
 
 if TYPE_CHECKING:
     from mlsysim_nb.model.scenario import Scenario
 
-__all__ = ["axis_text", "axis_values", "bytes_of", "check_axes", "log_spaced", "numeric", "plain", "range_text", "tick"]
+__all__ = [
+    "MAX_AXIS_VALUES",
+    "axis_text",
+    "axis_values",
+    "bytes_of",
+    "check_axes",
+    "log_spaced",
+    "numeric",
+    "plain",
+    "range_text",
+    "tick",
+]
+
+
+#: The most values one axis may hold: a generator is read at most this far (one more tells that it holds more);
+#: an axis longer than this alone makes a grid beyond :data:`mlsysim_nb.live.sweeps.MAX_SWEEP_SIZE`.
+MAX_AXIS_VALUES = 10**6
+
+
+def _listed(name: str, values: Any) -> Any:
+    """An axis's values as a list or array: a sequence as it is, a generator read (boundedly), a set refused."""
+    if isinstance(values, (str, bytes, bytearray)):
+        what = "string" if isinstance(values, str) else "bytes"
+        msg = f"must be a sequence of values (a list, a tuple, a range or a 1-D array), got the {what} {brief(values)}"
+        raise FieldError("sweep", name, msg)
+    if isinstance(values, (set, frozenset, Mapping)):
+        why = "a dict is ambiguous (its keys or its values?)" if isinstance(values, Mapping) else "a set has no order"
+        msg = f"must be an ordered sequence of values (a list, a tuple, a range or a 1-D array); {why}"
+        raise FieldError("sweep", name, f"{msg}, got a {type(values).__name__}")
+    if isinstance(values, (list, tuple, range, np.ndarray)) or is_quantity(values):
+        return values
+    if isinstance(values, Iterator):  # a generator: read it, at most one value past the limit
+        read = list(itertools.islice(values, MAX_AXIS_VALUES + 1))
+        if len(read) > MAX_AXIS_VALUES:
+            msg = f"holds more than {MAX_AXIS_VALUES:,} values (MAX_AXIS_VALUES in mlsysim_nb.live.sweep_axes)"
+            raise FieldError("sweep", name, msg)
+        return read
+    msg = f"must be a sequence of values (a list, a tuple, a range, a generator or a 1-D array), got {brief(values)}"
+    raise FieldError("sweep", name, msg)
+
+
+def axis_values(name: str, values: Any) -> Any:
+    """An axis as a 1-D array, or a 1-D quantity array when its values carry units (never dropped).
+
+    A list, tuple, range, 1-D array or quantity array is read as it is, and a generator is read in full (up to
+    :data:`MAX_AXIS_VALUES`); a set (no order), a dict, a string and anything empty are refused naming the axis.
+    """
+    values = _listed(name, values)
+    if isinstance(values, (list, tuple)) and any(isinstance(v, ureg.Quantity) or _quantity_text(v) for v in values):
+        values = read_sequence("sweep", name, values)
+    magnitude = getattr(values, "magnitude", values)
+    if isinstance(magnitude, (list, tuple)):
+        magnitude = sequence_array("sweep", name, magnitude)
+    magnitude = np.asarray(magnitude)
+    if magnitude.size == 0:
+        raise FieldError("sweep", name, "has no values: give at least one")
+    if magnitude.ndim != 1:
+        msg = f"must be a 1-D sequence of values (one axis of the grid), got shape {magnitude.shape}"
+        raise FieldError("sweep", name, msg)
+    return Q_(magnitude, values.units) if isinstance(values, ureg.Quantity) else magnitude
 
 
 def _quantity_text(value: Any) -> bool:
     """``"2 GB"`` (a number, then a unit) rather than a choice such as ``"selective"``."""
     return isinstance(value, str) and value.strip()[:1].isdigit()
-
-
-def axis_values(name: str, values: Any) -> Any:
-    """An axis as a 1-D array, or a 1-D quantity array when its values carry units (never dropped)."""
-    if isinstance(values, str):
-        msg = f"sweep axis {name!r} must be a sequence of values, got the string {values!r}"
-        raise TypeError(msg)
-    if isinstance(values, (list, tuple)) and any(isinstance(v, ureg.Quantity) or _quantity_text(v) for v in values):
-        try:
-            values = ureg.Quantity.from_list([parse_quantity(v) if isinstance(v, str) else v for v in values])
-        except Exception as err:  # noqa: BLE001 - mixed units or unreadable text: say which axis
-            msg = f"sweep axis {name!r}: its values must be quantities of one dimension ({err})"
-            raise FieldError("sweep", name, msg) from None
-    magnitude = np.asarray(getattr(values, "magnitude", values))
-    if magnitude.ndim != 1 or magnitude.size == 0:
-        msg = f"sweep axis {name!r} must be a non-empty 1-D sequence of values, got shape {magnitude.shape}"
-        raise ValueError(msg)
-    return Q_(magnitude, values.units) if isinstance(values, ureg.Quantity) else magnitude
 
 
 def bytes_of(amount: Any) -> float:

@@ -9,12 +9,13 @@ an array of the grid's shape, with units, plus plot helpers.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mlsysim_nb.errors import NotApplicableError
+from mlsysim_nb.errors import FieldError, FieldUnitError, NotApplicableError
 from mlsysim_nb.live.sweep_axes import (
     axis_text,
     axis_values,
@@ -26,13 +27,16 @@ from mlsysim_nb.live.sweep_axes import (
     range_text,
     tick,
 )
+from mlsysim_nb.model.values import brief
+from mlsysim_nb.render.charts import chart_text
 from mlsysim_nb.render.display import RichRepr
+from mlsysim_nb.render.plain import one_line
 from mlsysim_nb.units import Q_, ureg
 
 if TYPE_CHECKING:
     from mlsysim_nb.model.scenario import Scenario
 
-__all__ = ["Sweep", "sweep"]
+__all__ = ["MAX_SWEEP_SIZE", "Sweep", "accelerator", "check_size", "sweep"]
 
 
 class Sweep(RichRepr):
@@ -120,16 +124,10 @@ class Sweep(RichRepr):
 
     def _capacity(self, hardware: Any) -> tuple[float, str]:
         node = hardware if hardware is not None else getattr(self.base, "hardware", None)
-        if isinstance(node, str):
-            from mlsysim_nb.records.hardware import Hardware
-
-            node = Hardware[node]
         if node is None:
             msg = "a fit needs hardware: pass hardware=Hardware.H100 (the scenario has none)"
             raise NotApplicableError("fits", "hardware", msg)
-        if not hasattr(node, "memory"):
-            msg = f"hardware must be a HardwareNode or a catalog key such as 'H100', got {node!r}"
-            raise TypeError(msg)
+        node = accelerator(node)
         return float(node.memory.capacity.m_as("byte")), node.name
 
     def _questions(self) -> dict[str, tuple[str, str]]:
@@ -217,11 +215,12 @@ class Sweep(RichRepr):
         except NotApplicableError:
             capacity, device = 0.0, ""
         if capacity and is_bytes:
-            ax.axhline(capacity / scale, color="#1a1a1a", linestyle="--", linewidth=1.2, label=f"{device} capacity")
+            label = chart_text(f"{device} capacity")
+            ax.axhline(capacity / scale, color="#1a1a1a", linestyle="--", linewidth=1.2, label=label)
             subject = self._subject(name) + (f" ({labels[0]})" if others else "")  # the first line's answer
             self._shade(ax, x, (xs, values_x), values[:, 0] > capacity, subject, categorical=categorical)
         if categorical:
-            ax.set_xticks(xs, labels=[tick(v) for v in values_x])
+            ax.set_xticks(xs, labels=[chart_text(tick(v)) for v in values_x])
         ax.set_xlabel(x)
         ax.set_ylabel(f"{name} ({'GB' if is_bytes else self.base.base_unit(name) or 'value'})")
         if not categorical and log_spaced(xs):
@@ -239,7 +238,8 @@ class Sweep(RichRepr):
             return
         style = {"color": "#d0d0d0", "alpha": 0.4}
         if not categorical and np.all(over[bad[0] :]):  # the fits boundary: from here on nothing fits
-            ax.axvspan(xs[bad[0]], xs[-1], **style, label=f"{subject} does not fit from {x} = {tick(values_x[bad[0]])}")
+            label = chart_text(f"{subject} does not fit from {x} = {tick(values_x[bad[0]])}")
+            ax.axvspan(xs[bad[0]], xs[-1], **style, label=label)
             return
         where = ", ".join(tick(values_x[i]) for i in bad)
         steps = np.diff(xs.astype(float)) if len(xs) > 1 else np.array([1.0])
@@ -249,7 +249,7 @@ class Sweep(RichRepr):
                 xs[i] - half,
                 xs[i] + half,
                 **style,
-                label=f"{subject} does not fit at {x} = {where}" if n == 0 else None,
+                label=chart_text(f"{subject} does not fit at {x} = {where}") if n == 0 else None,
             )
 
     def fit_map(self, x: str, y: str, quantity: str | None = None, *, hardware: Any = None, plus: Any = None,
@@ -287,12 +287,12 @@ class Sweep(RichRepr):
         name, _ = self._bytes_in_use(quantity or (question[0] if question else None))
         if plus is not None:
             name += f" + {bytes_of(plus) / 1e9:.3g} GB"
-        ax.set_title(f"{name} fits on {device}: green yes, grey no", fontsize=10, loc="left")
+        ax.set_title(chart_text(f"{name} fits on {device}: green yes, grey no"), fontsize=10, loc="left")
         return fig
 
     def _repr_text_(self) -> str:
         axes = ", ".join(f"{k} ({len(v)} values)" for k, v in self.axes.items())
-        return f"Sweep of {self.base.title()} over {axes}: {len(self)} configurations"
+        return f"Sweep of {one_line(self.base.title())} over {axes}: {len(self)} configurations"
 
     def _repr_html_(self) -> str:
         from mlsysim_nb.render.html import catalog_html
@@ -305,6 +305,46 @@ class Sweep(RichRepr):
 
     def __repr__(self) -> str:
         return f"<{self._repr_text_()}>"
+
+
+#: The most configurations one sweep evaluates: each quantity is an array of this many 8-byte numbers (7.6 MiB
+#: here), and a derivation reads dozens of them, so a grid past it could exhaust a notebook's memory (10⁹
+#: configurations take 7.45 GiB per array). Raise it explicitly for a larger grid on a machine that holds it:
+#: ``mlsysim_nb.live.sweeps.MAX_SWEEP_SIZE = 10**7``.
+MAX_SWEEP_SIZE = 10**6
+
+
+def check_size(lengths: dict[str, int]) -> None:
+    """Refuse, before anything is allocated, a grid of more than :data:`MAX_SWEEP_SIZE` configurations."""
+    size = math.prod(lengths.values())
+    if size > MAX_SWEEP_SIZE:
+        shape = " × ".join(f"{n:,} {name}" for name, n in lengths.items())
+        msg = (
+            f"the grid holds {size:,} configurations ({shape}), more than the limit of {MAX_SWEEP_SIZE:,} "
+            f"(each quantity is an array of {size * 8 / 2**30:,.3g} GiB); sweep fewer values, or raise "
+            f"mlsysim_nb.live.sweeps.MAX_SWEEP_SIZE if this machine holds it"
+        )
+        raise FieldError("sweep", next(reversed(lengths)), msg)
+
+
+def accelerator(hardware: Any) -> Any:
+    """A ``hardware=`` argument as a ``HardwareNode``: a node, or a key of the catalog (``"H100"``).
+
+    Anything else is refused naming the argument and what it accepts: a ``FieldError`` for a key the
+    catalog does not hold (listing its keys), a ``FieldUnitError`` (also a ``TypeError``) for another type.
+    """
+    from mlsysim_nb.records.hardware import Hardware, HardwareNode
+
+    if isinstance(hardware, HardwareNode):
+        return hardware
+    keys = ", ".join(Hardware)
+    if isinstance(hardware, str):
+        if hardware in list(Hardware):
+            return Hardware[hardware]
+        msg = f"no accelerator {one_line(brief(hardware))} in the catalog; give a HardwareNode or one of: {keys}"
+        raise FieldError("Sweep", "hardware", msg)
+    msg = f"must be a HardwareNode or a catalog key such as 'H100' (one of: {keys}), got {one_line(brief(hardware))}"
+    raise FieldUnitError("Sweep", "hardware", msg)
 
 
 def sweep(scenario: Scenario, **axes: Sequence[Any] | np.ndarray) -> Sweep:
@@ -330,7 +370,9 @@ def sweep(scenario: Scenario, **axes: Sequence[Any] | np.ndarray) -> Sweep:
     TypeError
         For a name that is not a field (listing the valid ones).
     mlsysim_nb.FieldError
-        For an invalid value, naming the field and the first offending value.
+        For an invalid value, naming the field and the first offending value; for an axis that is not an
+        ordered sequence (a set, a dict, a string) or is empty; for a grid of more than :data:`MAX_SWEEP_SIZE`
+        configurations, before anything is allocated.
     """
     if not axes:
         msg = "sweep() needs at least one axis, e.g. sweep(s, batch_size=[1, 2, 4])"
@@ -338,7 +380,13 @@ def sweep(scenario: Scenario, **axes: Sequence[Any] | np.ndarray) -> Sweep:
     if getattr(scenario, "is_sweep", False):
         msg = "sweep() starts from a single scenario; this one already holds arrays"
         raise TypeError(msg)
+    fields = scenario.field_names()
+    unknown = [name for name in axes if name not in fields]
+    if unknown:
+        msg = f"sweep() got unknown field(s) {', '.join(map(repr, unknown))}; valid fields are: {', '.join(fields)}"
+        raise TypeError(msg)
     values = {name: axis_values(name, v) for name, v in axes.items()}
+    check_size({name: len(v) for name, v in values.items()})
     check_axes(scenario, values)
     changes: dict[str, Any] = {}
     for index, (name, v) in enumerate(values.items()):

@@ -40,7 +40,7 @@ def _count_text(owner: str, field: str, value: str) -> Any:
     try:
         return parse_quantity(value)
     except Exception as err:  # noqa: BLE001 - pint raises many kinds on bad text; all mean "cannot read"
-        raise FieldError(owner, field, f"cannot read {brief(value)} as a count ({err})") from None
+        raise FieldError(owner, field, f"cannot read {brief(value)} as a count ({err or type(err).__name__})") from None
 
 
 def _count_magnitude(owner: str, field: str, value: Any, bound: str) -> Any:

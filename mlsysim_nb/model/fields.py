@@ -21,28 +21,38 @@ import numpy as np
 
 from mlsysim_nb.errors import FieldError, FieldUnitError, show_number
 from mlsysim_nb.model.counts import check_count
-from mlsysim_nb.model.text import parse_quantity
+from mlsysim_nb.model.text import parse_quantity, read_text
 from mlsysim_nb.model.values import (
     FLOAT_MAX,
     as_array,
     as_scalar,
     brief,
+    check_axis_shape,
     first_bad,
     is_quantity,
     is_real,
     refuse_unrepresentable,
+    sequence_array,
     shown,
     unrepresentable,
 )
 from mlsysim_nb.units import Q_, dimensionality, factor
 
 __all__ = [
+    "ONE_BIT",
     "check_choice",
     "check_count",
+    "check_least",
     "check_number",
+    "check_plain",
     "check_quantity",
     "parse_quantity",
+    "read_sequence",
 ]
+
+#: The narrowest amount of memory, in bytes: no value is stored in less than one bit (FP4 is 0.5 B, NVFP4's
+#: 4.5 bits 0.5625 B, a 1-bit weight 0.125 B). A byte field refuses a nonzero amount below it (1e-320 B).
+ONE_BIT = 0.125
 
 
 def _plainly_valid(value: Any, *, positive: bool, maximum: float | None) -> bool:
@@ -163,10 +173,7 @@ def check_quantity(
             return None, None
         raise FieldError(owner, field, "is required")
     if isinstance(value, str):
-        try:
-            value = parse_quantity(value)
-        except Exception as err:  # noqa: BLE001 - pint raises many kinds on bad text; all mean "cannot read"
-            raise FieldError(owner, field, f"cannot read {brief(value)} as a quantity ({err})") from None
+        value = _read(owner, field, value)
     short = _SHORT_UNITS.get(base, f" {base}")
     bound = rule or _quantity_bound(positive, minimum, maximum, short)
     if not is_quantity(value):
@@ -189,6 +196,101 @@ def check_quantity(
     number = check_number(owner, field, value.magnitude, positive=positive, bound=bound, unit_text=given)
     magnitude = _in_base(owner, field, number, scale, (short, given), (minimum, maximum, rule))
     return (value if number is value.magnitude else Q_(number, value.units)), magnitude
+
+
+def _read(owner: str, field: str, text: str) -> Any:
+    """Typed text as a number alone (``"1e9"``) or a quantity (``"80 GiB"``), or a FieldError saying why not."""
+    try:
+        return read_text(text)
+    except Exception as err:  # noqa: BLE001 - pint raises many kinds on bad text; all mean "cannot read"
+        why = err or type(err).__name__
+        raise FieldError(owner, field, f"cannot read {brief(text)} as a quantity ({why})") from None
+
+
+def read_sequence(owner: str, field: str, values: list[Any] | tuple[Any, ...]) -> Any:
+    """A list of values holding quantities or text (``["2 GB", Q_(4, "GB")]``) as one quantity array.
+
+    Each text is read by the one reader (:func:`~mlsysim_nb.model.text.read_text`); a list of plain numbers
+    comes back as a NumPy array of them. Quantities of two dimensions, or quantities beside plain
+    numbers, are refused naming the field.
+    """
+    read = [_read(owner, field, v) if isinstance(v, str) else v for v in values]
+    quantities = [is_quantity(v) for v in read]
+    if not any(quantities):
+        return sequence_array(owner, field, read)
+    if not all(quantities):
+        msg = "its values must all carry a unit or all be plain numbers, got a mix (give each one its unit)"
+        raise FieldError(owner, field, msg)
+    try:
+        return Q_.from_list(read)
+    except Exception as err:  # noqa: BLE001 - two dimensions (pint's DimensionalityError) or shapes: name the field
+        msg = f"its values must be quantities of one dimension and shape ({type(err).__name__}: {err})"
+        raise FieldError(owner, field, msg) from None
+
+
+def _given_bound(maximum: float, per_unit: float) -> float:
+    """``maximum`` (a plain number) in a unit worth ``per_unit`` of it, without float noise (0.9 is 90 %)."""
+    return float(f"{maximum / per_unit:.12g}")
+
+
+def check_plain(
+    owner: str,
+    field: str,
+    value: Any,
+    *,
+    positive: bool = True,
+    optional: bool = False,
+    maximum: float | None = None,
+    rule: str = "a plain number",
+) -> Any:
+    """A plain number, given as a number, its text (``"0.1"``) or a dimensionless quantity (``Q_(10, "percent")``).
+
+    A quantity of any dimension (``Q_(0.1, "B")``) is refused: a share of memory is not an amount of it.
+    ``rule`` says what the field is in a refusal of a unit.
+
+    >>> check_plain("S", "runtime_reserve", "10 %", positive=False, maximum=0.9)
+    0.1
+    >>> check_plain("S", "runtime_reserve", Q_(2, "bit"), positive=False)
+    Traceback (most recent call last):
+    ...
+    mlsysim_nb.errors.FieldUnitError: S.runtime_reserve: must be a plain number, ..., got a quantity in bit, ...
+    """
+    if isinstance(value, str):
+        value = _read(owner, field, value)
+    if not is_quantity(value):
+        return check_number(owner, field, value, positive=positive, optional=optional, maximum=maximum)
+    units = value.units
+    if not units.dimensionless:
+        msg = (
+            f"must be {rule}, like 0.1 or '10 %' (no unit, or a percentage), got a quantity in "
+            f"{units:~P}, which is {dimensionality(units)}"
+        )
+        raise FieldUnitError(owner, field, msg)
+    per_unit = factor(units, "dimensionless")
+    top = None if maximum is None else _given_bound(maximum, per_unit)
+    given = _unit_text(units) if str(units) != "dimensionless" else ""
+    number = check_number(owner, field, value.magnitude, positive=positive, maximum=top, unit_text=given)
+    if per_unit == 1.0:
+        return number
+    inverse = factor("dimensionless", units)  # 100 for percent: dividing by it rounds 10 % to exactly 0.1
+    result = number / inverse
+    if isinstance(result, float) and number != 0 and result == 0:
+        raise FieldError(owner, field, "must be a number a float can hold, got one too small to represent")
+    return result
+
+
+def check_least(owner: str, field: str, magnitude: Any, least: float, *, positive: bool, unit_text: str) -> None:
+    """Refuse a nonzero magnitude below ``least`` (an amount of memory narrower than a bit, ``1e-320 B``)."""
+    if magnitude is None or least <= 0:
+        return
+    values = np.asarray(magnitude)
+    narrow = (values != 0) & (values < least)
+    if not np.any(narrow):
+        return
+    bad = values[narrow].flat[0].item() if values.ndim else values.item()
+    why = " (one bit: no value is stored in less)" if least == ONE_BIT else ""
+    need = f"{'' if positive else '0 or '}at least {show_number(least)}{unit_text}{why}"
+    raise FieldError(owner, field, f"must be {need}, got {bad:g}{unit_text}")
 
 
 @functools.lru_cache(maxsize=256)
@@ -253,8 +355,9 @@ def check_choice(owner: str, field: str, value: Any, allowed: tuple[Any, ...], *
         return None
     shown = ", ".join(map(repr, allowed))
     if isinstance(value, (list, tuple)):
-        value = np.asarray(value)
+        value = sequence_array(owner, field, value)
     if isinstance(value, np.ndarray) and value.ndim > 0:
+        check_axis_shape(owner, field, value)
         if value.size == 0:
             raise FieldError(owner, field, "got an empty array: give at least one value")
         kinds = {np.asarray(a).dtype.kind for a in allowed}

@@ -14,12 +14,37 @@ from typing import Any
 
 from mlsysim_nb.errors import show_number
 from mlsysim_nb.formula import Symbol
-from mlsysim_nb.model.fields import check_choice, check_count, check_number, check_quantity
+from mlsysim_nb.model.fields import (
+    ONE_BIT,
+    check_choice,
+    check_count,
+    check_least,
+    check_number,
+    check_plain,
+    check_quantity,
+    read_sequence,
+)
+from mlsysim_nb.model.limits import CONTEXT_WINDOW, RecordLimit
 from mlsysim_nb.model.notation import Quantity, symbol
 
-__all__ = ["VALUE_WIDTHS", "Knob", "declared_knobs", "knob", "knobs", "label_and_help", "record"]
+__all__ = [
+    "AVERAGE_LEAST",
+    "CONTEXT_WINDOW",
+    "VALUE_WIDTHS",
+    "Knob",
+    "declared_knobs",
+    "knob",
+    "knobs",
+    "label_and_help",
+    "record",
+]
 
-_KINDS = ("count", "bytes", "number", "choice")
+_KINDS = ("count", "bytes", "number", "share", "choice")
+
+#: The smallest nonzero average of state per parameter, in bytes: one byte per million parameters. A factored
+#: optimizer state falls below a bit per parameter (Adafactor's second moment of a 12,288 × 49,152 matrix keeps
+#: 12,288 + 49,152 values for 604 million parameters: 4·10⁻⁴ B each), so such a field declares this ``least``.
+AVERAGE_LEAST = 1e-6
 
 #: The value widths a live control offers (label, bytes).
 VALUE_WIDTHS = (("FP32 (4 B)", 4), ("BF16/FP16 (2 B)", 2), ("FP8 (1 B)", 1))
@@ -34,9 +59,19 @@ class Knob:
 
     ``kind`` is ``"count"`` (a whole number from ``low`` to ``high``),
     ``"bytes"`` (a quantity of information; a plain number means bytes; ``high``
-    in bytes), ``"number"`` (a plain real number up to ``high``) or
+    in bytes), ``"number"`` (a real number up to ``high``, in ``unit``: a quantity or
+    text is converted to it, a plain number is in it; without a unit it is a plain
+    number, and only a dimensionless quantity is read), ``"share"`` (a part of a whole,
+    such as a share of each device's memory: a plain number up to ``high`` <= 1, also
+    given as a percentage, ``"10 %"``; a size is refused) or
     ``"choice"`` (one of the values of ``choices``, of the same type). ``positive``
-    refuses zero for bytes and numbers. ``symbol`` is how the equations write it
+    refuses zero for bytes, numbers and shares. ``least`` is the smallest nonzero magnitude
+    of a field in bytes (default one bit, :data:`~mlsysim_nb.model.fields.ONE_BIT`: no value
+    is stored in less; a per-parameter average such as an optimizer's state may declare less, and an amount
+    that is a total rather than a width, such as saved activations that scale with the batch, declares 0).
+    ``within`` is a limit a record of the scenario sets (:data:`~mlsysim_nb.model.limits.CONTEXT_WINDOW`: a
+    sequence at most the model's context), applied by the scenario base to every kind alike.
+    ``symbol`` is how the equations write it
     (``"b_val"``: the letter, then the subscript), ``unit`` the base unit of its
     magnitude (``"byte"`` for bytes; a number counted in bytes says so). ``help``
     is a sentence a tooltip shows. ``control`` is how a live panel shows
@@ -55,6 +90,8 @@ class Knob:
     help: str = ""
     symbol: str = ""
     unit: str = ""
+    least: float | None = None
+    within: RecordLimit | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in _KINDS:
@@ -65,6 +102,11 @@ class Knob:
             raise ValueError(msg)
         if self.kind == "bytes":
             object.__setattr__(self, "unit", "byte")
+        if self.kind == "share" and (self.unit or self.high is None or not 0 < self.high <= 1):
+            msg = f"a share Knob has no unit and a high of at most 1 (the whole), got {self.unit!r}, {self.high!r}"
+            raise ValueError(msg)
+        if self.least is None and self.unit == "byte":
+            object.__setattr__(self, "least", ONE_BIT)
 
     def quantity(self, name: str) -> Quantity:
         """The field's notation row: its symbol (the field's name when it declares none), unit and label."""
@@ -72,21 +114,37 @@ class Knob:
 
     def check(self, owner: str, field: str, value: Any) -> tuple[Any, Any]:
         """``(value to store, magnitude in base units)``, or :class:`FieldError` naming ``owner.field``."""
+        if self.kind == "choice":
+            chosen = check_choice(owner, field, value, tuple(v for _, v in self.choices), optional=self.optional)
+            return chosen, chosen
+        if isinstance(value, (list, tuple)):  # a sweep's values: quantities and text read as one array
+            value = read_sequence(owner, field, value)
         if self.kind == "count":
             high = None if self.high is None else int(self.high)
             count = check_count(owner, field, value, minimum=self.low, maximum=high, optional=self.optional)
             return count, count
-        if self.kind == "choice":
-            chosen = check_choice(owner, field, value, tuple(v for _, v in self.choices), optional=self.optional)
-            return chosen, chosen
+        if self.kind == "share" or not self.unit:
+            rule = "a share of the whole" if self.kind == "share" else "a plain number"
+            number = check_plain(
+                owner, field, value, positive=self.positive, optional=self.optional, maximum=self.high, rule=rule
+            )
+            return number, number
         if self.kind == "bytes":
-            return check_quantity(
+            stored, magnitude = check_quantity(
                 owner, field, value, "byte", positive=self.positive, optional=self.optional, maximum=self.high
             )
-        if hasattr(value, "units") or isinstance(value, str):
-            _, value = check_quantity(owner, field, value, "byte", positive=self.positive, optional=self.optional)
-        number = check_number(owner, field, value, positive=self.positive, optional=self.optional, maximum=self.high)
-        return number, number
+        else:  # a number in a unit: a quantity or text converted to it, a plain number in it
+            if hasattr(value, "units") or isinstance(value, str):
+                _, value = check_quantity(
+                    owner, field, value, self.unit, positive=self.positive, optional=self.optional
+                )
+            stored = magnitude = check_number(
+                owner, field, value, positive=self.positive, optional=self.optional, maximum=self.high
+            )
+        if self.least is not None:
+            unit = _unit_text(self.unit)
+            check_least(owner, field, magnitude, self.least, positive=self.positive, unit_text=unit)
+        return stored, magnitude
 
     def describe(self) -> str:
         """The accepted values in words, e.g. ``"a whole number from 1 to 65,536"``."""
@@ -95,10 +153,13 @@ class Knob:
         if self.kind == "count":
             top = "" if self.high is None else f" to {show_number(int(self.high))}"
             return f"a whole number from {show_number(self.low)}{top}" + (", or None" if self.optional else "")
-        unit = " B" if self.kind == "bytes" else ""
+        unit = " B" if self.unit == "byte" else ""
         low = "more than 0" if self.positive else "0 or more"
+        if self.least:
+            low = f"{'' if self.positive else '0 or '}at least {show_number(self.least)}{unit}"
         top = "" if self.high is None else f", at most {show_number(self.high)}{unit}"
-        return f"{'an amount of memory' if unit else 'a number'}, {low}{top}" + (", or None" if self.optional else "")
+        what = {"bytes": "an amount of memory", "share": "a share (0.1 or '10 %')"}.get(self.kind, "a number")
+        return f"{what}, {low}{top}" + (", or None" if self.optional else "")
 
 
 def knob(default: Any = dataclasses.MISSING, **declaration: Any) -> Any:
@@ -156,3 +217,8 @@ def label_and_help(cls: type, name: str) -> tuple[str, str]:
         if "label" in meta:
             return meta["label"], meta.get("help", "")
     return name.replace("_", " "), ""
+
+
+def _unit_text(unit: str) -> str:
+    """`` B`` for bytes, `` <unit>`` otherwise: a magnitude's unit as a message writes it."""
+    return " B" if unit == "byte" else f" {unit}" if unit else ""

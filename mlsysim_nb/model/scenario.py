@@ -201,6 +201,9 @@ class Scenario(Presentation):
             stored, magnitudes[name] = declared.check(owner, name, value)
             object.__setattr__(self, name, stored)
         object.__setattr__(self, "_checked", dict(magnitudes))
+        for name, declared in knobs(self).items():
+            if declared.within is not None:  # a limit a record sets: checked on every kind alike
+                declared.within.check(self, name, magnitudes[name])
         arrays = {k: np.shape(v) for k, v in magnitudes.items() if isinstance(v, np.ndarray) and v.ndim}
         if len(arrays) > 1:
             try:
@@ -216,9 +219,17 @@ class Scenario(Presentation):
         object.__setattr__(self, "_env", Env(values, needs, equations.formulas, equations.constants))
 
     def field_bounds(self, name: str) -> tuple[float, float | None]:
-        """The range field ``name`` accepts in this scenario (its declaration's, unless a rule narrows it)."""
+        """The range field ``name`` accepts in this scenario (its declaration's, unless a rule narrows it).
+
+        A limit a record sets (``within``, the model's context window) narrows the top.
+        """
         declared = knobs(self)[name]
-        return declared.low, declared.high
+        high = declared.high
+        if declared.within is not None:
+            limit = declared.within.limit(self)
+            if limit is not None:
+                high = limit if high is None else min(high, limit)
+        return declared.low, high
 
     @property
     def is_sweep(self) -> bool:

@@ -13,9 +13,12 @@ from typing import Any
 
 from mlsysim_nb.units import Q_, unit
 
-__all__ = ["MAX_TEXT_LENGTH", "parse_quantity"]
+__all__ = ["MAX_TEXT_LENGTH", "parse_quantity", "read_text"]
 
-_QUANTITY_TEXT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/][A-Za-z0-9/* ]*?)\s*$")
+_NUMBER = r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"  # ASCII digits only
+#: text that is a number alone (``"1e9"``, ``"0.1"``, ``"-2.5E-3"``): read as a number, never by pint's parser
+_NUMBER_TEXT = re.compile(rf"^\s*({_NUMBER})\s*$")
+_QUANTITY_TEXT = re.compile(rf"^\s*({_NUMBER})\s*([A-Za-z/][A-Za-z0-9/* ]*?)\s*$")
 
 #: The longest quantity text read (``"81559 MiB"`` is 9 characters); longer text is refused unread.
 MAX_TEXT_LENGTH = 200
@@ -39,6 +42,28 @@ def _check_text(text: str) -> None:
             raise ValueError(msg)
 
 
+def _number(text: str) -> Any:
+    """A number's text as an int (no point: ``"1e9"``), a float, or a ``Decimal`` beyond a float's range."""
+    number = float(text)
+    if math.isinf(number) or (number == 0 and decimal.Decimal(text) != 0):
+        # beyond a float's range: kept exact, so that the checker refuses it with the field's range
+        return decimal.Decimal(text)
+    return int(number) if number.is_integer() and "." not in text else number
+
+
+def read_text(text: str) -> Any:
+    """Typed text as a field reads it: a number alone (``"1e9"``) as a plain number, anything else as a quantity.
+
+    A plain number is read in the field's own unit (bytes for a byte field), as a number given in code is.
+
+    >>> read_text("1e9"), read_text(" 0.1 "), read_text("80 GiB")
+    (1000000000, 0.1, <Quantity(80, 'gibibyte')>)
+    """
+    _check_text(text)
+    match = _NUMBER_TEXT.match(text)
+    return _number(match.group(1)) if match is not None else parse_quantity(text)
+
+
 def parse_quantity(text: str) -> Any:
     """``"80 GiB"`` -> a quantity, refusing (``ValueError``) text whose arithmetic would exhaust time or memory.
 
@@ -49,11 +74,10 @@ def parse_quantity(text: str) -> Any:
     <Quantity(80, 'gibibyte')>
     """
     _check_text(text)
+    alone = _NUMBER_TEXT.match(text)
+    if alone is not None:  # pint reads "1e9" as 1 times a unit "e9"
+        return Q_(_number(alone.group(1)))
     match = _QUANTITY_TEXT.match(text)
     if match is None:
         return Q_(text)
-    number = float(match.group(1))
-    if math.isinf(number) or (number == 0 and decimal.Decimal(match.group(1)) != 0):
-        # beyond a float's range: kept exact, so that the checker refuses it with the field's range
-        return Q_(decimal.Decimal(match.group(1)), unit(match.group(2)))
-    return Q_(int(number) if number.is_integer() and "." not in match.group(1) else number, unit(match.group(2)))
+    return Q_(_number(match.group(1)), unit(match.group(2)))

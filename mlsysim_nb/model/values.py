@@ -38,13 +38,19 @@ FLOAT_MAX = sys.float_info.max
 def as_scalar(value: Any) -> Any:
     """NumPy scalars and 0-d arrays as Python numbers; a ``Decimal`` a float can hold as an int or float.
 
-    A ``Decimal`` that is not finite (NaN, sNaN, infinity) or too large for a float is returned
-    unchanged, for the checker to refuse with its range (:func:`refuse_unrepresentable`).
+    A subclass of ``int`` or ``float`` is read as the number it holds, through the built-in type's own
+    conversion (an override of ``__float__`` or ``__index__`` is never called). A ``Decimal`` that is not
+    finite (NaN, sNaN, infinity) or too large for a float is returned unchanged, for the checker to refuse
+    with its range (:func:`refuse_unrepresentable`).
     """
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
     if isinstance(value, np.generic):
         value = value.item()
+    if type(value) is not int and isinstance(value, int) and not isinstance(value, bool):
+        value = int.__index__(value)
+    elif type(value) is not float and isinstance(value, float):
+        value = float.__float__(value)
     if isinstance(value, decimal.Decimal) and value.is_finite() and abs(value) <= FLOAT_MAX:
         if value == value.to_integral_value():
             return int(value)
@@ -100,20 +106,37 @@ def _object_floats(owner: str, field: str, value: np.ndarray, check_one: Any) ->
     return np.array([float(as_scalar(v)) for v in value.flat]).reshape(value.shape)
 
 
+def sequence_array(owner: str, field: str, value: list[Any] | tuple[Any, ...]) -> np.ndarray:
+    """A list or tuple as a NumPy array, or a FieldError: ragged, or holding what no array can (mixed units)."""
+    try:
+        return np.asarray(value)
+    except Exception:  # noqa: BLE001 - ragged (ValueError) or quantities of two dimensions (pint's error)
+        raise FieldError(owner, field, "expected a flat sequence of values of one kind and shape") from None
+
+
+def check_axis_shape(owner: str, field: str, value: np.ndarray) -> None:
+    """An array field varies along one axis: a 1-D array, or a sweep's axis laid out on its grid (``(1, n, 1)``)."""
+    if sum(n > 1 for n in value.shape) > 1:
+        msg = (
+            f"must be a single value or a 1-D array of values (one axis of a sweep), got an array of shape "
+            f"{value.shape}; for a grid over two fields use sweep(scenario, {field}=[...], other=[...])"
+        )
+        raise FieldError(owner, field, msg)
+
+
 def as_array(owner: str, field: str, value: Any, check_one: Any = None) -> np.ndarray | None:
     """A NumPy array of numbers, or None when ``value`` is a scalar.
 
     An element no float can hold (``10**400``, ``Decimal("sNaN")``) is passed to ``check_one``,
-    the field's scalar checker, which refuses it with the field's range.
+    the field's scalar checker, which refuses it with the field's range. An array that varies along
+    more than one axis is refused (:func:`check_axis_shape`).
     """
     if isinstance(value, (list, tuple)):
-        try:
-            value = np.asarray(value)
-        except ValueError:
-            raise FieldError(owner, field, "expected a flat sequence of numbers of one shape") from None
+        value = sequence_array(owner, field, value)
     if isinstance(value, np.ndarray):
         if value.ndim == 0:
             return None
+        check_axis_shape(owner, field, value)
         if value.dtype.kind == "O" and value.size and all(is_real(as_scalar(v)) for v in value.flat):
             value = _object_floats(owner, field, value, check_one)
         if value.dtype.kind not in _ARRAY_KINDS:

@@ -14,6 +14,7 @@ from typing import Any
 
 from mlsysim_nb.errors import FieldError, HardwareFileError
 from mlsysim_nb.model.fields import check_quantity
+from mlsysim_nb.model.values import as_scalar
 from mlsysim_nb.render.display import RichRepr
 
 __all__ = ["HARDWARE_BOUNDS", "Hardware", "HardwareCatalog", "HardwareNode", "Memory", "load_hardware"]
@@ -127,8 +128,10 @@ def _check_text_fields(node: HardwareNode) -> None:
         value = getattr(node, name)
         if not isinstance(value, str):
             raise FieldError("HardwareNode", name, f"must be a string, got {type(value).__name__} {value!r}")
-    if node.release_year is not None and not _is_year(node.release_year):
+    year = as_scalar(node.release_year)  # a NumPy integer reads as the number it holds
+    if year is not None and not _is_year(year):
         raise FieldError("HardwareNode", "release_year", f"must be a year such as 2024, got {node.release_year!r}")
+    object.__setattr__(node, "release_year", year)
 
 
 _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")

@@ -16,11 +16,21 @@ from typing import TYPE_CHECKING, Any
 
 from mlsysim_nb.model.presentation import MemoryChart
 from mlsysim_nb.render.numbers import format_bytes
+from mlsysim_nb.render.plain import one_line
 
 if TYPE_CHECKING:
     from mlsysim_nb.model.scenario import Scenario
 
-__all__ = ["alt_text", "memory_bar", "memory_breakdown", "part_color", "png_img", "shown_parts", "size_text"]
+__all__ = [
+    "alt_text",
+    "chart_text",
+    "memory_bar",
+    "memory_breakdown",
+    "part_color",
+    "png_img",
+    "shown_parts",
+    "size_text",
+]
 
 #: The colour of a part no kind declares.
 UNDECLARED_COLOR = "#999999"
@@ -61,9 +71,19 @@ def size_text(size_bytes: float) -> str:
     return format_bytes(size_bytes)
 
 
-def _plain(text: str) -> str:
-    """Text for a matplotlib label: a ``$`` is a dollar sign, never the start of mathtext."""
-    return text.replace("$", r"\$")
+def chart_text(text: str) -> str:
+    r"""Text for a matplotlib label, written as every repr writes a name (:func:`~mlsysim_nb.render.plain.one_line`).
+
+    On one line, with controls, bidirectional marks and lone surrogates as visible escapes (no font has their
+    glyphs, and a surrogate stops the renderer), and a ``$`` a dollar sign, never the start of mathtext.
+
+    >>> print(chart_text("A\ud800 $5\nGPU"))
+    A\ud800 \$5⏎GPU
+    """
+    return one_line(text).replace("$", r"\$")
+
+
+_plain = chart_text
 
 
 def new_axes(ax: Any = None, *, size: tuple[float, float] = (6.4, 3.6)) -> tuple[Any, Any]:
@@ -174,5 +194,5 @@ def png_img(scenario: Scenario) -> str:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", metadata={"Software": None}, pil_kwargs={"optimize": True})
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
-    alt = html.escape(alt_text(breakdown), quote=True)
+    alt = html.escape(one_line(alt_text(breakdown)), quote=True)
     return f'<img class="msn-chart" src="data:image/png;base64,{data}" alt="{alt}">'

@@ -19,8 +19,9 @@ __all__ = ["one_line", "section_headline", "visible"]
 # every character Python's str.splitlines() breaks on
 _LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 # characters that are invisible or rearrange what follows: C0 and C1 controls (NUL, tab, ESC, DEL, ...),
-# the bidirectional embeddings, overrides, isolates and marks, and lone surrogates (which no encoder writes)
-_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# the line and paragraph separators (a line break to some readers, none to others), the bidirectional
+# embeddings, overrides, isolates and marks, and lone surrogates (which no encoder writes)
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _escape_char(match: re.Match[str]) -> str:

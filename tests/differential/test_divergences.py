@@ -342,3 +342,22 @@ def test_d20_recompute_overhead_with_segments() -> None:
     assert whole.recompute_forward_equivalents == pytest.approx(theirs.recompute_forward_equivalents, rel=1e-12)
     # k that does not divide L: 5 segments of 9 layers, 4 of them rerun (36 of 48 layers)
     assert ours.variant(checkpoint_segments=5).recompute_overhead == pytest.approx(36 / 48 / 3, rel=1e-12)
+
+
+def test_d21_a_sequence_is_at_most_the_context_window() -> None:
+    """D21: GPT-2 XL (1,024 positions) at s = 4,096: the reference answers 34·s·b·h·L = 342.26 GB; ours refuses."""
+    theirs = REF.Gpt2XlBatch32Activations.variant(seq_len=4096)
+    assert theirs.per_token_activations.m_as("byte") == 34 * 4096 * 32 * 1600 * 48
+    rule = r"seq_len: must be at most GPT-2 XL \(1\.5B\)'s context window of 1,024 tokens, got 4,096"
+    with pytest.raises(FieldError, match=rule) as info:
+        Scenarios[ACT].variant(seq_len=4096)
+    assert info.value.field == "seq_len"
+
+
+def test_d22_a_width_is_at_least_one_bit() -> None:
+    """D22: bytes_per_value = 1e-320 B gives the reference weights of 1.5e-311 B; ours refuses below one bit."""
+    theirs = REF.Gpt2Fp32AdamOnH100.variant(bytes_per_value=RQ(1e-320, "byte"))
+    assert theirs.weights.m_as("byte") == pytest.approx(1.5e9 * 1e-320, rel=1e-3)
+    with pytest.raises(FieldError, match=r"bytes_per_value: must be at least 0\.125 B \(one bit") as info:
+        Scenarios[TRAIN].variant(bytes_per_value=Q_(1e-320, "B"))
+    assert info.value.field == "bytes_per_value"

@@ -70,10 +70,11 @@ def test_layer_activations_are_the_tables_and_one_layers_share(
 def test_the_whole_model_is_the_tables(key: str, implementation: str) -> None:
     """model_activations(strategy) is layers.model_saved_bytes(...): the layers, shared rows once, the output."""
     w = Workloads.configuration(key)
-    s = ActivationMemoryScenario(workload=w, micro_batch=1, seq_len=2048, attention="fused",
+    seq = min(2048, w.context_length or 2048)  # a sequence is at most the model's context (GPT-2 XL's 1,024)
+    s = ActivationMemoryScenario(workload=w, micro_batch=1, seq_len=seq, attention="fused",
                                  implementation=implementation)  # fmt: skip
     for strategy in ("none", "selective", "full"):
-        expected = table.model_saved_bytes(w.architecture(), layers=w.layers, seq_len=2048, micro_batch=1,
+        expected = table.model_saved_bytes(w.architecture(), layers=w.layers, seq_len=seq, micro_batch=1,
                                            dtype_bytes=2, strategy=strategy, attention="fused",
                                            implementation=implementation)  # fmt: skip
         assert s.model_activations(strategy).m_as("byte") == pytest.approx(expected, rel=1e-12), strategy

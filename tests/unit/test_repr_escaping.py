@@ -135,3 +135,75 @@ def test_catalog_text_one_line_per_accelerator() -> None:
     text = catalog._repr_text_()
     assert len(text.splitlines()) == plain + 1
     assert "two⏎lines⏎three" in text
+
+
+# -- every hostile class of character, in every rendering: text, Markdown, HTML, the chart and a sweep ---------------
+HOSTILE_CLASSES = {
+    "newline": "GPU\nforged line",
+    "carriage return": "GPU\roverwritten",
+    "CRLF": "GPU\r\nnext",
+    "vertical tab and form feed": "GPU\x0b\x0cx",
+    "NUL": "GPU\x00x",
+    "bell and delete": "GPU\x07\x7fx",
+    "terminal escape": "GPU\x1b[31mred\x1b[0m",
+    "C1 controls": "GPU\x85\x9b31m",
+    "bidi override": "GPU\u202eevil",
+    "bidi isolate and mark": "GPU\u2066x\u2069\u200f",
+    "line and paragraph separators": "GPU\u2028x\u2029y",
+    "lone high surrogate": "GPU\ud800x",
+    "lone low surrogate": "GPU\udfffx",
+    "dollar mathtext": "$5 GPU$ a_b^c",
+}
+_RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u2028\u2029\ud800-\udfff]")
+
+
+def _hostile_training(name: str) -> TrainingStateFitScenario:
+    node = HardwareNode(name=name, memory=Memory("80 GiB", "3 TB/s"))
+    w = Workload(name=name, parameters=10**9, layers=4, hidden_dim=64, heads=4, context_length=128)
+    return TrainingStateFitScenario(
+        name=name, workload=w, hardware=node, bytes_per_value=2, optimizer_bytes_per_parameter=8
+    )
+
+
+@pytest.mark.parametrize("name", HOSTILE_CLASSES.values(), ids=HOSTILE_CLASSES.keys())
+def test_every_rendering_escapes_every_hostile_class(name: str) -> None:
+    """Text, Markdown and HTML carry no raw control, bidi or surrogate character, and the HTML keeps its chart."""
+    s = _hostile_training(name)
+    html = s.to_html()
+    assert 'class="msn-chart"' in html  # the derivation and its chart, not an error box
+    assert 'class="msn-error"' not in html
+    for rendering in (html, s.to_markdown(), repr(s)):
+        assert not _RAW.search(rendering), rendering[:200]
+        rendering.encode("utf-8")  # a lone surrogate could not be written
+    text = s.to_text()
+    assert not _RAW.search(text.replace("\n", ""))
+    assert len(text.splitlines()) == len(_hostile_training("plain").to_text().splitlines())
+
+
+@pytest.mark.parametrize("name", HOSTILE_CLASSES.values(), ids=HOSTILE_CLASSES.keys())
+def test_the_chart_survives_every_hostile_class(name: str) -> None:
+    """The memory chart and a sweep's plot and map draw a hostile device name as its visible escapes."""
+    import io
+
+    from mlsysim_nb import sweep
+    from mlsysim_nb.render.charts import chart_text
+
+    s = _hostile_training(name)
+    grid = sweep(s, bytes_per_value=[1, 2], optimizer_bytes_per_parameter=[4, 8])
+    for fig in (s.plot(), grid.plot(), grid.fit_map("bytes_per_value", "optimizer_bytes_per_parameter")):
+        fig.savefig(io.BytesIO(), format="png")
+        for text in fig.findobj(lambda artist: hasattr(artist, "get_text")):
+            assert not _RAW.search(text.get_text())
+    assert chart_text(name) == one_line(name).replace("$", r"\$")  # the one escaping every repr uses
+
+
+@pytest.mark.parametrize("name", HOSTILE_CLASSES.values(), ids=HOSTILE_CLASSES.keys())
+def test_a_sweep_repr_is_one_escaped_line(name: str) -> None:
+    """A sweep's text repr escapes the scenario's title as every other repr does (it printed it raw before)."""
+    from mlsysim_nb import sweep
+
+    grid = sweep(_hostile_training(name), batch_size=[1, 2])
+    for rendering in (repr(grid), grid._repr_text_(), grid._repr_html_()):
+        assert not _RAW.search(rendering)
+    assert one_line(name) in repr(grid)
+    assert len(repr(grid).splitlines()) == 1

@@ -101,7 +101,7 @@ def test_plots() -> None:
     ax = fig.axes[0]
     assert ax.get_xlabel() == "batch_size"
     assert any("does not fit from batch_size = 32" in t.get_text() for t in ax.get_legend().get_texts())
-    grid = sweep(Scenarios.Gpt2XlBatch32Activations, micro_batch=[1, 8, 64], seq_len=[512, 2048])
+    grid = sweep(Scenarios.Gpt2XlBatch32Activations, micro_batch=[1, 8, 64], seq_len=[512, 1024])
     fig = grid.fit_map("micro_batch", "seq_len", hardware=Hardware.H100)
     assert "NVIDIA H100" in fig.axes[0].get_title(loc="left")
     with pytest.raises(ValueError, match="two axes"):
@@ -115,3 +115,89 @@ def test_sweep_reprs() -> None:
     assert "adapter_state" in s._repr_html_()
     assert "a sweep over adapter_rank, adapted_matrices" in repr(s.scenario)
     assert "…" in s.scenario.to_text()
+
+
+# -- axes: an ordered sequence of values, a bounded grid ----------------------------------------------------------------
+FLASH = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100
+
+
+def test_a_generator_axis_is_read_in_full() -> None:
+    """A generator of batch sizes gives the same sweep as the list of them."""
+    listed = sweep(FLASH, batch_size=[8, 16, 32])
+    generated = sweep(FLASH, batch_size=(2**n for n in range(3, 6)))
+    assert generated["training_total"].m_as("byte").tolist() == listed["training_total"].m_as("byte").tolist()
+    assert sweep(FLASH, batch_size=range(1, 4)).shape == (3,)
+
+
+@pytest.mark.parametrize(
+    ("axis", "rule"),
+    [
+        ({8, 16}, "a set has no order"),
+        (frozenset({8}), "a set has no order"),
+        ({8: 1, 16: 2}, r"a dict is ambiguous \(its keys or its values\?\)"),
+        ([], "has no values"),
+        (np.array([]), "has no values"),
+        ("8, 16", "must be a sequence of values"),
+        (b"\x08", "must be a sequence of values"),
+        (8, "must be a sequence of values"),
+        (None, "must be a sequence of values"),
+        ([[8, 16], [32, 64]], "must be a 1-D sequence"),
+        ([[8, 16], [32]], "flat sequence of values of one kind and shape"),
+    ],
+)
+def test_an_axis_that_is_not_an_ordered_sequence_is_refused(axis: object, rule: str) -> None:
+    """A set, a dict, an empty axis, a string, a number or a 2-D axis: a FieldError naming the axis and the rule."""
+    with pytest.raises(FieldError, match=rule) as info:
+        sweep(FLASH, batch_size=axis)  # type: ignore[arg-type]
+    assert info.value.field == "batch_size"
+
+
+def test_a_grid_over_the_limit_is_refused_before_allocating() -> None:
+    """10**9 configurations (7.45 GiB per array) are refused naming the size and the limit, in no time."""
+    from mlsysim_nb.live.sweeps import MAX_SWEEP_SIZE
+
+    axis = np.arange(1, 1001)
+    with pytest.raises(FieldError, match=r"1,000,000,000 configurations .* limit of 1,000,000 .* 7\.45 GiB") as info:
+        sweep(FLASH, batch_size=axis, bytes_per_value=axis / 500, optimizer_bytes_per_parameter=axis / 100)
+    assert info.value.field == "optimizer_bytes_per_parameter"
+    assert MAX_SWEEP_SIZE == 10**6
+
+
+def test_the_limit_is_a_module_constant_a_user_can_raise(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With MAX_SWEEP_SIZE at 6, a 2 x 3 grid is swept and a 7-value axis is refused."""
+    from mlsysim_nb.live import sweeps
+
+    monkeypatch.setattr(sweeps, "MAX_SWEEP_SIZE", 6)
+    assert len(sweep(FLASH, batch_size=[1, 2], bytes_per_value=[1, 2, 4])) == 6
+    with pytest.raises(FieldError, match="7 configurations"):
+        sweep(FLASH, batch_size=range(1, 8))
+
+
+def test_a_generator_longer_than_an_axis_may_be_is_refused_unread() -> None:
+    """An endless generator is read only up to MAX_AXIS_VALUES + 1 values, then refused."""
+    import itertools
+
+    with pytest.raises(FieldError, match=r"holds more than 1,000,000 values"):
+        sweep(FLASH, batch_size=itertools.count(1))
+
+
+def test_an_unknown_axis_is_refused_before_its_values_are_read() -> None:
+    """A misspelt axis is a TypeError listing the fields, whatever its values."""
+    with pytest.raises(TypeError, match=r"unknown field\(s\) 'batchsize'; valid fields are: workload"):
+        sweep(FLASH, batchsize={1, 2})
+
+
+@pytest.mark.parametrize("method", ["fits", "training_fits", "plot", "fit_map"])
+def test_an_unknown_accelerator_lists_the_catalog(method: str) -> None:
+    """hardware='nope' is a FieldError naming the argument and listing the keys (a raw KeyError before)."""
+    grid = sweep(FLASH, batch_size=[8, 16], bytes_per_value=[2, 4])
+    call = {
+        "fits": lambda: grid.fits(hardware="nope"),
+        "training_fits": lambda: grid.training_fits(hardware="nope"),
+        "plot": lambda: grid.plot(hardware="nope"),
+        "fit_map": lambda: grid.fit_map("bytes_per_value", "batch_size", hardware="nope"),
+    }[method]
+    with pytest.raises(FieldError, match=r"hardware: no accelerator 'nope' in the catalog; .*H100, .*L4") as info:
+        call()
+    assert info.value.field == "hardware"
+    assert grid.fits(hardware="L4").tolist() == [[True, False], [True, False]]  # 12 GB and 24 GB of state on 24 GiB

@@ -171,3 +171,204 @@ def test_zero_activations_give_no_batch_limit() -> None:
     s = T.variant(activations=Q_(0, "GB"))
     with pytest.raises(NotApplicableError, match="non-zero"):
         s.resident_batch_limit
+
+
+# -- a share is a plain number or a percentage, never a size ----------------------------------------------------------
+L4 = Scenarios.Llama3_1_8BServeOnL4  # 24 GB of an L4 less a 0.1 reserve: Llama 3.1 8B fits
+
+
+def _share_fields() -> list[tuple[Any, str]]:
+    """Every share field of every kind (found through the registry), with its kind's first case."""
+    from mlsysim_nb import kinds
+    from mlsysim_nb.model.knob import knobs
+
+    out = []
+    for kind in kinds.all_kinds():
+        names = list(kind.cases())
+        if not names:
+            continue
+        base = getattr(Scenarios, names[0])
+        out.extend((base, name) for name, declared in knobs(base).items() if declared.kind == "share")
+    return out
+
+
+SHARES = _share_fields()
+
+
+def test_the_runtime_reserve_is_a_share() -> None:
+    """runtime_reserve is declared a share, so the list below is not empty."""
+    assert any(name == "runtime_reserve" for _, name in SHARES)
+
+
+@pytest.mark.parametrize(("base", "field"), SHARES)
+@pytest.mark.parametrize("size", [Q_(0.1, "B"), Q_(2, "bit"), "0.1 GB", Q_(3, "s")])
+def test_a_share_refuses_a_size(base: Any, field: str, size: Any) -> None:
+    """Q_(0.1, "B") or Q_(2, "bit") is not a share (they read as 0.1 and 0.25 before): a FieldUnitError."""
+    with pytest.raises(FieldUnitError, match=rf"{field}: must be a share of the whole, like 0\.1 or '10 %'") as info:
+        base.variant(**{field: size})
+    assert info.value.field == field
+
+
+@pytest.mark.parametrize(("base", "field"), SHARES)
+@pytest.mark.parametrize("share", ["10 %", Q_(10, "percent"), "0.1", " 0.1 ", 0.1, Q_(0.1, "dimensionless"), "1e-1"])
+def test_a_share_reads_percent_and_plain_numbers(base: Any, field: str, share: Any) -> None:
+    """10 %, Q_(10, "percent"), "0.1" and 0.1 are all the share 0.1."""
+    assert base.variant(**{field: share}).inputs()[field] == 0.1
+
+
+def test_a_share_in_percent_names_its_range() -> None:
+    """150 % is refused in the unit it was given: at most 90 % (0.9)."""
+    with pytest.raises(FieldError, match=r"runtime_reserve: must be at most 90 %, got 150 %"):
+        L4.variant(runtime_reserve="150 %")
+
+
+def test_the_l4_fit_keeps_its_reserve() -> None:
+    """Llama 3.1 8B on an L4 (24 GiB) fits beside a 10 % reserve, 2.577 GB, whichever way 10 % is written."""
+    assert L4.fits
+    for share in ("10 %", Q_(10, "percent"), "0.1"):
+        made = L4.variant(runtime_reserve=share)
+        assert made.reserve.m_as("byte") == pytest.approx(0.1 * 24 * 2**30, rel=1e-12)
+        assert made.fits
+
+
+def test_a_share_knob_is_at_most_the_whole() -> None:
+    """A share declared above 1, or with a unit, is a declaration error."""
+    from mlsysim_nb.model.knob import Knob
+
+    with pytest.raises(ValueError, match="share"):
+        Knob(kind="share", label="x", high=2)
+    with pytest.raises(ValueError, match="share"):
+        Knob(kind="share", label="x", high=0.5, unit="byte")
+
+
+# -- number text reads as a number: the one text reader --------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "count"), [("1e3", 1000), ("1.5e3", 1500), ("2E2", 200), (" 64 ", 64), ("6.4e1", 64), ("1e3 count", 1000)]
+)
+def test_count_fields_read_number_text(text: str, count: int) -> None:
+    """'1e3' is a thousand (pint read it as 1 times a unit 'e3')."""
+    assert T.variant(batch_size=text).batch_size == count
+
+
+@pytest.mark.parametrize(("text", "got"), [("1e9", "1,000,000,000"), ("1.5e9", "1,500,000,000"), ("8e10", "80,000,")])
+def test_number_text_out_of_range_names_the_range(text: str, got: str) -> None:
+    """'8e10' is 80 billion, refused with the field's range rather than as an unknown unit 'e10'."""
+    with pytest.raises(FieldError, match=rf"batch_size: must be at most 1,048,576, got {got}"):
+        T.variant(batch_size=text)
+
+
+def test_plain_number_text_in_a_byte_field_is_bytes() -> None:
+    """bytes_per_value='2' is 2 bytes, as bytes_per_value=2 is."""
+    assert T.variant(bytes_per_value="2").weights == T.variant(bytes_per_value=2).weights
+
+
+@pytest.mark.parametrize("text", ["9**9**9**9 GB", "9**9**9**9", "2**2**2**2**2 B"])
+def test_towers_of_powers_stay_refused(text: str) -> None:
+    """Text whose arithmetic would never end is refused unread, number or not."""
+    with pytest.raises(FieldError, match="a power must raise"):
+        T.variant(bytes_per_value=text)
+
+
+def test_the_text_reader() -> None:
+    """read_text gives a number alone as a number and anything else as a quantity; parse_quantity reads '1e9'."""
+    from decimal import Decimal
+
+    from mlsysim_nb.model.text import parse_quantity, read_text
+
+    assert read_text("1e9") == 10**9
+    assert type(read_text("1e9")) is int
+    assert read_text("2.5") == 2.5
+    assert read_text("1e-400") == Decimal("1e-400")  # kept exact, for the checker to refuse
+    assert parse_quantity("1e9") == Q_(10**9, "dimensionless")
+    assert read_text("80 GiB") == Q_(80, "GiB")
+
+
+def test_a_numpy_year_is_a_year() -> None:
+    """release_year=np.int64(2024) reads as 2024 (NumPy scalars read as the number they hold, README D14)."""
+    import numpy as np
+
+    from mlsysim_nb import HardwareNode, Memory
+
+    node = HardwareNode(name="x", memory=Memory("80 GiB", "3 TB/s"), release_year=np.int64(2024))
+    assert node.release_year == 2024
+    assert type(node.release_year) is int
+    with pytest.raises(FieldError, match="release_year: must be a year"):
+        HardwareNode(name="x", memory=Memory("80 GiB", "3 TB/s"), release_year=np.float64(2024.5))
+
+
+# -- widths: at least one bit, at most the field's maximum -------------------------------------------------------------
+def _width_fields() -> list[tuple[Any, str]]:
+    """Every field of every kind whose smallest nonzero amount is one bit."""
+    from mlsysim_nb import kinds
+    from mlsysim_nb.model.fields import ONE_BIT
+    from mlsysim_nb.model.knob import knobs
+
+    out = []
+    for kind in kinds.all_kinds():
+        names = list(kind.cases())
+        if names:
+            base = getattr(Scenarios, names[0])
+            out.extend((base, name) for name, declared in knobs(base).items() if declared.least == ONE_BIT)
+    return out
+
+
+WIDTHS = _width_fields()
+
+
+def test_every_value_width_is_bounded_below() -> None:
+    """The value widths of the training, activation, many-device and serving kinds all take the one-bit floor."""
+    names = {name for _, name in WIDTHS}
+    expected = {"bytes_per_value", "master_bytes_per_parameter", "precision_bytes", "gradient_bytes_per_value"}
+    assert expected | {"weight_bytes_per_parameter", "kv_bytes_per_value"} <= names
+
+
+@pytest.mark.parametrize(("base", "field"), WIDTHS)
+@pytest.mark.parametrize("width", [Q_(1e-320, "B"), 1e-320, Q_(1, "bit") / 2, "0.1 B"])
+def test_a_width_below_one_bit_is_refused(base: Any, field: str, width: Any) -> None:
+    """1e-320 B (shown as '9.99989e-321 B values' before) and half a bit are refused naming the one-bit floor."""
+    with pytest.raises(FieldError, match=rf"{field}: must be at least 0\.125 B \(one bit|{field}: must be at least"):
+        base.variant(**{field: width})
+
+
+def test_fp4_and_nvfp4_widths_are_accepted() -> None:
+    """FP4 (0.5 B) and NVFP4 (4 bits plus an 8-bit scale per 16 values: 4.5 bits, 0.5625 B) are widths."""
+    assert T.variant(bytes_per_value=0.5).weights.m_as("byte") == 1.5e9 * 0.5
+    assert L4.variant(weight_bytes_per_parameter=Q_(4.5, "bit")).inputs()["weight_bytes_per_parameter"] == Q_(
+        4.5, "bit"
+    )
+
+
+def test_optimizer_state_per_parameter_may_be_a_small_average() -> None:
+    """A factored state (4e-4 B per parameter, Adafactor-like) is accepted; 1e-320 B and 1e-7 B are not."""
+    assert T.variant(optimizer_bytes_per_parameter=4e-4).optimizer_state.m_as("byte") == pytest.approx(1.5e9 * 4e-4)
+    for tiny in (Q_(1e-320, "B"), 1e-7):
+        with pytest.raises(FieldError, match=r"optimizer_bytes_per_parameter: must be 0 or at least 1e-06 B"):
+            T.variant(optimizer_bytes_per_parameter=tiny)
+
+
+def test_a_total_has_no_floor() -> None:
+    """Saved activations are a total that follows the batch: a fraction of a byte is not refused."""
+    assert T.variant(activations=Q_(0.0625, "B")).activations == Q_(0.0625, "B")
+
+
+@pytest.mark.parametrize(
+    ("build", "field"),
+    [
+        (lambda: T.variant(bytes_per_value=[[2, 4], [1, 2]]), "bytes_per_value"),
+        (lambda: T.variant(batch_size=__import__("numpy").ones((2, 2))), "batch_size"),
+        (lambda: A.variant(attention=[["eager", "fused"], ["fused", "eager"]]), "attention"),
+        (lambda: L4.variant(runtime_reserve=Q_(__import__("numpy").full((2, 3), 10.0), "percent")), "runtime_reserve"),
+    ],
+)
+def test_an_array_field_is_one_dimensional(build: Any, field: str) -> None:
+    """variant() refuses a 2-D array in any kind, naming the field, as sweep() does."""
+    with pytest.raises(FieldError, match=rf"{field}: must be a single value or a 1-D array") as info:
+        build()
+    assert info.value.field == field
+
+
+def test_a_list_of_mixed_units_names_the_field() -> None:
+    """[1 B, 1 s] is refused naming the field (a raw DimensionalityError before)."""
+    with pytest.raises(FieldError, match=r"bytes_per_value: its values must be quantities of one dimension"):
+        T.variant(bytes_per_value=[Q_(1, "B"), Q_(1, "s")])
+    assert T.variant(bytes_per_value=["2 B", Q_(4, "B")]).weights.m_as("byte").tolist() == [3e9, 6e9]

@@ -87,8 +87,8 @@ def test_stated_adapters_switch_to_shape() -> None:
 def test_activation_panel() -> None:
     """Micro-batch, sequence, segments and the strategy selector."""
     p = explore(Scenarios.Gpt2XlBatch32Activations)
-    p.set("seq_len", 2048)
-    assert p.scenario.sequence == 2048
+    p.set("seq_len", 512)  # at most GPT-2 XL's context of 1,024 tokens
+    assert p.scenario.sequence == 512
     p.set("checkpoint_segments", 6)
     assert p.scenario.checkpoint_segments == 6
     assert p.chart.bars[-1]["label"] == "6 segments"

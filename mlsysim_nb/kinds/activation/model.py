@@ -14,7 +14,7 @@ from mlsysim_nb.kinds.activation.physics import EQUATIONS, STRATEGIES
 from mlsysim_nb.kinds.activation.view import ActivationView
 from mlsysim_nb.model.equations import Equations, with_equations
 from mlsysim_nb.model.fields import check_count
-from mlsysim_nb.model.knob import VALUE_WIDTHS, knob, record
+from mlsysim_nb.model.knob import CONTEXT_WINDOW, VALUE_WIDTHS, knob, record
 from mlsysim_nb.model.scenario import Scenario, derived, is_array
 from mlsysim_nb.records.workloads import Workload, check_workload
 from mlsysim_nb.units import Q_
@@ -63,7 +63,14 @@ class ActivationMemoryScenario(ActivationView, Scenario):
     workload: Workload = record(label="model")
     micro_batch: int = knob(kind="count", symbol="b", label="micro-batch", high=2**20, control="log")
     seq_len: int | None = knob(
-        None, kind="count", symbol="s_given", label="stated sequence length", high=2**24, optional=True, control="log"
+        None,
+        kind="count",
+        symbol="s_given",
+        label="stated sequence length",
+        high=2**24,
+        optional=True,
+        control="log",
+        within=CONTEXT_WINDOW,
     )
     precision_bytes: float = knob(
         2, kind="number", symbol="b_act", unit="byte", label="bytes per activation element", high=8,
@@ -71,7 +78,7 @@ class ActivationMemoryScenario(ActivationView, Scenario):
     )  # fmt: skip
     normalization_per_layer: Any = knob(
         None, kind="bytes", symbol="m_norm", label="normalization buffer per layer", positive=False, high=1e15,
-        optional=True,
+        optional=True, least=0,
     )  # fmt: skip
     ffn_multiple: int = knob(4, kind="count", symbol="f", label="feed-forward expansion", high=64, control="int")
     attention: str = knob(

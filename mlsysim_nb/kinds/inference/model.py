@@ -22,7 +22,7 @@ from mlsysim_nb.kinds.inference.table import parameter_groups
 from mlsysim_nb.kinds.inference.view import InferenceView
 from mlsysim_nb.model.changes import changed_fields
 from mlsysim_nb.model.equations import Equations
-from mlsysim_nb.model.knob import declared_knobs, knob, record
+from mlsysim_nb.model.knob import CONTEXT_WINDOW, declared_knobs, knob, record
 from mlsysim_nb.model.notation import RECORD_QUANTITIES, Quantity, merge
 from mlsysim_nb.model.scenario import Scenario, derived, is_array
 from mlsysim_nb.records.hardware import HardwareNode
@@ -102,6 +102,7 @@ class InferenceMemoryScenario(InferenceView, Scenario):
     context_length: Any = knob(
         4096, kind="count", symbol="s", label="context per sequence (prompt + generated)", high=2**24,
         control="log", help="tokens each sequence holds at the step costed: its prompt plus the tokens generated",
+        within=CONTEXT_WINDOW,
     )  # fmt: skip
     prompt_length: Any = knob(
         None, kind="count", symbol="s_p,given", label="stated prompt tokens", high=2**24, optional=True,
@@ -116,7 +117,7 @@ class InferenceMemoryScenario(InferenceView, Scenario):
         help="devices the model is split over; t must divide the heads, and divide or be a multiple of the KV heads",
     )  # fmt: skip
     runtime_reserve: Any = knob(
-        0.1, kind="number", symbol="r", label="runtime reserve (share of device memory)", positive=False, high=0.9,
+        0.1, kind="share", symbol="r", label="runtime reserve (share of device memory)", positive=False, high=0.9,
         help=_RESERVE_HELP,
     )  # fmt: skip
     name: str = dataclasses.field(default="", compare=False)
@@ -160,14 +161,7 @@ class InferenceMemoryScenario(InferenceView, Scenario):
         self._set_env(*self._environment(w, env))
 
     def _check_context(self, o: str, w: Workload, env: dict[str, Any]) -> None:
-        ctx = np.asarray(env["context_length"])
-        if w.context_length is not None and np.any(ctx > w.context_length):
-            got = _first(ctx, ctx > w.context_length)
-            if "workload" in changed_fields() and "context_length" not in changed_fields():
-                msg = f"models {w.name}, whose context window ({w.context_length:,} tokens) is below context_length"
-                raise FieldError(o, "workload", f"{msg} = {got:,}")
-            msg = f"must be at most {w.name}'s context window of {w.context_length:,} tokens, got {got:,}"
-            raise FieldError(o, "context_length", msg)
+        ctx = np.asarray(env["context_length"])  # at most the model's context window: its knob's CONTEXT_WINDOW
         if env["prompt_length"] is not None:
             prompt = np.asarray(env["prompt_length"])
             if np.any(prompt > ctx):

@@ -14,7 +14,7 @@ from mlsysim_nb.kinds.training.view import TrainingView
 from mlsysim_nb.model.changes import Follows, changed_fields
 from mlsysim_nb.model.equations import Equations, with_equations
 from mlsysim_nb.model.fields import check_count, check_quantity
-from mlsysim_nb.model.knob import VALUE_WIDTHS, knob, record
+from mlsysim_nb.model.knob import AVERAGE_LEAST, VALUE_WIDTHS, knob, record
 from mlsysim_nb.model.scenario import Scenario, derived, is_array
 from mlsysim_nb.records.hardware import HardwareNode
 from mlsysim_nb.records.workloads import Workload, check_workload
@@ -82,13 +82,14 @@ class TrainingStateFitScenario(TrainingView, Scenario):
     optimizer_bytes_per_parameter: Any = knob(
         kind="bytes", symbol="b_opt", label="optimizer bytes per parameter", positive=False, high=32,
         control="dropdown", choices=_OPTIMIZERS, help="optimizer state bytes per trained parameter",
+        least=AVERAGE_LEAST,
     )  # fmt: skip
     batch_size: int | None = knob(
         None, kind="count", symbol="B", label="batch size", high=2**20, optional=True, control="log",
         help="sequences per step; the activations are stated at this batch",
     )  # fmt: skip
     activations: Any = knob(
-        None, kind="bytes", symbol="M_act", label="saved activations", positive=False, high=1e18, optional=True
+        None, kind="bytes", symbol="M_act", label="saved activations", positive=False, high=1e18, optional=True, least=0
     )
     master_bytes_per_parameter: Any = knob(
         None, kind="bytes", symbol="b_master", label="master-copy bytes per parameter", high=8, optional=True
