@@ -65,15 +65,18 @@ class InferenceMemoryScenario(InferenceView, Scenario):
     each head is replicated (one per device). Under sliding-window attention a layer keeps at most the
     window's tokens.
 
-    A decode step gives every sequence one token: it reads the weights it uses and the whole cache, and does
-    2 FLOPs per active parameter plus attention per sequence; its time is the larger of the bandwidth bound
+    A decode step gives every sequence one token: it reads the weights it uses (all but the lookup tables)
+    and the whole cache, and does 2 FLOPs per active parameter that multiplies (the lookup tables left out)
+    plus attention per sequence; its time is the larger of the bandwidth bound
     and the arithmetic bound. A mixture of experts holds every expert but reads, per layer, the distinct
     experts the batch's tokens are routed to (uniform routing assumed). Prefill processes each prompt at
     peak arithmetic.
 
     Assumptions: every weight at one width (embeddings and norms too); a step at the end of the context,
-    every sequence holding its whole context (the costliest step); the token embedding table counted as
-    read whole each step; peak bandwidth and peak FLOPS reached.
+    every sequence holding its whole context (the costliest step); a lookup table (token embeddings untied
+    from the output layer, learned position embeddings) read only in the batch's rows, counted as nothing,
+    and none assumed where the workload states neither its vocabulary nor its position encoding (tied
+    embeddings are the output layer, read whole); peak bandwidth and peak FLOPS reached.
     Excludes: activations and workspaces beyond the reserve, communication between the t devices, the
     scheduler's preemption and swapping, prefix sharing between sequences, speculative decoding.
 

@@ -91,7 +91,8 @@ _NOTES = (
             "a 16-bit scale per 128 weights is 4.125 bits); the step costed is the last, each sequence holding "
             "its whole context; every weight a step uses is read once per step, a lookup table (token "
             "embeddings untied from the output layer, learned positions) only in its tokens' rows, counted as "
-            "nothing; a mixture of experts' tokens pick their experts uniformly at random, so b tokens "
+            "nothing, and none assumed where the workload does not state its vocabulary or position "
+            "encoding; a mixture of experts' tokens pick their experts uniformly at random, so b tokens "
             "touch E·(1 − (1 − k/E)^b) distinct experts per layer (k at b = 1); peak bandwidth and peak FLOPS "
             "are reached. The reserve default, 10 % of each device, is what vLLM's default "
             "gpu_memory_utilization of 0.9 leaves outside the engine's budget (0.92 in its current "
@@ -165,6 +166,10 @@ class InferenceLike(ScenarioLike, Protocol):
         """The decode speed in words."""
         ...
 
+    def unstated_lookups(self) -> tuple[str, ...]:
+        """What the workload leaves unsaid about its lookup tables."""
+        ...
+
 
 class InferenceView:
     """The presentation of a serving scenario (a mixin of :class:`InferenceMemoryScenario`)."""
@@ -222,6 +227,14 @@ class InferenceView:
                 f"{t} devices share {kv} key/value heads: each head, its K and V projections and its cache are "
                 f"replicated on {replicas:g} devices, so the cache per device stops shrinking at one head."
             )
+        unstated = self.unstated_lookups()
+        if unstated:
+            out.append(
+                f"{self.workload.name} does not state {' or '.join(unstated)}: no lookup table is assumed for "
+                "what it leaves unsaid, so "
+                "a decode step is counted as reading every weight (untied token embeddings or learned positions "
+                "would be read only in the batch's rows)."
+            )
         if self.flag("has_experts"):
             out.append(
                 "The experts a decode step reads assume uniform top-k routing; a skewed router touches fewer "
@@ -233,6 +246,16 @@ class InferenceView:
                 f"Sliding-window attention: each layer keeps at most the last {window:,} tokens, the step's own "
                 "included (between steps transformers' cache holds one fewer)."
             )
+        return tuple(out)
+
+    def unstated_lookups(self: InferenceLike) -> tuple[str, ...]:
+        """What the workload leaves unsaid about its lookup tables (its vocabulary, its position encoding)."""
+        w = self.workload
+        out = []
+        if w.vocab_size is None:
+            out.append("its vocabulary (vocab_size)")
+        if w.positions is None:
+            out.append("its position encoding (positions)")
         return tuple(out)
 
     def memory_chart(self: InferenceLike) -> MemoryChart:
