@@ -149,10 +149,11 @@ def _load(config: Any) -> dict[str, Any]:
     return plain
 
 
-def _value(c: dict[str, Any], key: str) -> Any:
+def _value(c: dict[str, Any], key: str, where: str | None = None) -> Any:
     """``c[key]`` if it is a JSON value (a subclass of one, or any other object, is refused by the key)."""
     value = c[key]
     if type(value) not in _JSON_TYPES:
+        key = where or key
         kind = type(value).__name__
         msg = f"must be a JSON value (a number, text, true/false, null, a list or an object), got a {kind}"
         raise FieldError(_OWNER, key, msg)
@@ -170,7 +171,9 @@ def _shown(value: Any) -> str:
         return f"the text {value[:40]!r}" + ("..." if len(value) > 40 else "")
     if value is None:
         return "null"
-    return show_number(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else repr(value)
+    if isinstance(value, float):
+        return f"the fraction-typed number {value!r}" if math.isfinite(value) else repr(value)
+    return show_number(value) if isinstance(value, int) and not isinstance(value, bool) else repr(value)
 
 
 class _Reader:
@@ -183,7 +186,7 @@ class _Reader:
     def _get(self, key: str, default: Any, *, nullable: bool) -> tuple[bool, Any]:
         if key not in self.c:
             return False, default
-        value = _value(self.c, key)
+        value = _value(self.c, key, _where(key, self.fields.get(key)))
         if value is None and not nullable:
             rule = "must be given a value, not null (transformers' own default is used only when the key is left out)"
             raise FieldError(_OWNER, _where(key, self.fields.get(key)), rule)

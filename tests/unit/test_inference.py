@@ -364,3 +364,25 @@ def test_the_branching_formulas_are_few_and_listed() -> None:
     formulas = InferenceMemoryScenario.EQUATIONS.formulas
     branching = sorted(n for n, f in formulas.items() if f.is_branching)
     assert branching == ["kv_tokens", "max_context_length", "prompt_tokens", "weights_read_per_step"]
+
+
+def test_a_bare_workload_is_assumed_to_have_no_lookup_table() -> None:
+    """Llama 3.1 8B given without vocabulary or positions: the step reads all 16.06 GB, and the caveat says why.
+
+    It used to be counted with learned positions, 131,072 × 4,096 = 537 M parameters, so a step read 15.0 GB.
+    """
+    from mlsysim_nb import Workload
+
+    bare = Workload(name="Llama 3.1 8B", parameters=8_030_261_248, layers=32, hidden_dim=4096, heads=32, kv_heads=8,
+                    context_length=131072)  # fmt: skip
+    s = Scenarios.Llama3_1_8BServeOnH100.variant(workload=bare)
+    assert s.lookup_weights.m_as("B") == 0
+    assert s.weights_read_per_step.m_as("B") == s.weights.m_as("B") == 8_030_261_248 * 2
+    assert s.multiplied_parameters == 8_030_261_248
+    caveat = " ".join(s.caveats())
+    assert "does not state its vocabulary (vocab_size) or its position encoding (positions)" in caveat
+    assert "does not state its vocabulary" in s._repr_html_()  # the derivation says it too
+    # stated learned positions are a lookup table: 131,072 × 4,096 parameters at 2 B left out of the step's read
+    learned = s.variant(workload=bare.variant(positions="learned"))
+    assert learned.lookup_weights.m_as("B") == 131072 * 4096 * 2
+    assert "does not state its position" not in " ".join(learned.caveats())
