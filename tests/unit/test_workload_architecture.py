@@ -318,7 +318,7 @@ def test_a_classification_model_is_refused_by_architectures() -> None:
         Workload.from_hf_config(_TINY_LLAMA | {"architectures": ["LlamaForSequenceClassification"]})
     with pytest.raises(FieldError, match=r"from_hf_config\.architectures: "):
         Workload.from_hf_config(_TINY_GPT2 | {"architectures": "GPT2LMHeadModel"})  # not a list
-    # 2 layers of (2·64 + 4·64² + 3·64·128) + 2·100·64 + 64 = 94,528 parameters, the causal LM's count
+    # 2 layers of (2·64 + 4·64² + 3·64·128) + 2·100·64 + 64 = 95,040 parameters, the causal LM's count
     assert Workload.from_hf_config(_TINY_LLAMA | {"architectures": ["LlamaForCausalLM"]}).parameters.magnitude == (
         2 * (2 * 64 + 4 * 64 * 64 + 3 * 64 * 128) + 2 * 100 * 64 + 64
     )
