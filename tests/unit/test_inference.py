@@ -386,3 +386,25 @@ def test_a_bare_workload_is_assumed_to_have_no_lookup_table() -> None:
     learned = s.variant(workload=bare.variant(positions="learned"))
     assert learned.lookup_weights.m_as("B") == 131072 * 4096 * 2
     assert "does not state its position" not in " ".join(learned.caveats())
+
+
+def test_the_documented_formulas_are_the_code() -> None:
+    """The notes write the equations from the kind's table; the docstring says lookup tables are left out of a step."""
+    symbols = InferenceMemoryScenario.symbols()
+    notes = dict(InferenceMemoryScenario.NOTES)
+    for name in ("kv_cache_per_token", "decode_flops_per_step", "experts_touched"):
+        formula = InferenceMemoryScenario.EQUATIONS.formula(name)
+        assert f"{symbols[name].text()} = {formula.render(symbols, 'text')}" in notes["Equation"] + notes["Assumptions"]
+    assert "M_w,read = M_w − M_lookup" in notes["Equation"]  # the dense step reads all but the lookup tables
+    assert "F_step = b · (2 · P_mul + 4 · L · a · d · s_kv) / t" in notes["Equation"]  # P_mul, not P_active
+    doc = InferenceMemoryScenario.__doc__ or ""
+    assert "read whole each step" not in doc
+    assert "read only in the batch's rows" in doc
+    # the field table is generated from the knobs: every field, its symbol and its default
+    for name, symbol, default in (("weight_bytes_per_parameter", "b_w", "2"), ("block_size", "B", "16"),
+                                  ("runtime_reserve", "r", "0.1"), ("prompt_length", "s_p,given", "None")):  # fmt: skip
+        entry = doc.split(f"\n{name} : {symbol}\n", 1)[1].split("\n", 1)[0]
+        assert f"Default: ``{default}``." in entry
+    assert "at least 0.125" in doc  # the narrowest width the scenario accepts, as it refuses below it
+    with pytest.raises(FieldError, match="at least 0.125 B"):
+        _serve(weight_bytes_per_parameter=0.1)

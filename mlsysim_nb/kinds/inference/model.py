@@ -19,7 +19,7 @@ import numpy as np
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.kinds.inference.physics import EQUATIONS
 from mlsysim_nb.kinds.inference.table import parameter_groups
-from mlsysim_nb.kinds.inference.view import InferenceView
+from mlsysim_nb.kinds.inference.view import InferenceView, notes
 from mlsysim_nb.model.changes import changed_fields
 from mlsysim_nb.model.equations import Equations
 from mlsysim_nb.model.knob import declared_knobs, knob, record
@@ -92,11 +92,14 @@ class InferenceMemoryScenario(InferenceView, Scenario):
     hardware: HardwareNode = record(label="the accelerator (one of the t devices)")
     weight_bytes_per_parameter: Any = knob(
         2, kind="bytes", symbol="b_w", label="bytes per weight", high=4, control="dropdown", choices=WEIGHT_WIDTHS,
-        help="bytes per stored weight: 2 for 16-bit, 1 for 8-bit, 0.515625 for 4-bit with a 16-bit scale per 128",
+        help=f"bytes per stored weight, at least {_LOWEST['weight_bytes_per_parameter']:g} (1 bit): 2 for 16-bit, 1 "
+        "for 8-bit, 0.515625 for 4-bit with a 16-bit scale per 128",
     )  # fmt: skip
     kv_bytes_per_value: Any = knob(
         2, kind="bytes", symbol="b_kv", label="bytes per cached key or value", high=4, control="dropdown",
-        choices=KV_WIDTHS, help="bytes per element of the key/value cache: 2 for 16-bit, 1 for an 8-bit cache",
+        choices=KV_WIDTHS,
+        help=f"bytes per element of the key/value cache, at least {_LOWEST['kv_bytes_per_value']:g} (2 bits): 2 for "
+        "16-bit, 1 for an 8-bit cache",
     )  # fmt: skip
     batch_size: Any = knob(
         1, kind="count", symbol="b", label="concurrent sequences", high=2**16, control="log",
@@ -272,3 +275,6 @@ class InferenceMemoryScenario(InferenceView, Scenario):
     prompt_tokens = derived("prompt_tokens")
     prefill_flops = derived("prefill_flops")
     prefill_time = derived("prefill_time")
+
+
+InferenceMemoryScenario.NOTES = notes(InferenceMemoryScenario.symbols())
