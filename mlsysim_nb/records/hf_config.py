@@ -285,7 +285,7 @@ def _llama(model_type: str, r: _Reader) -> dict[str, Any]:
     hidden = r.count("hidden_size", None)
     fields = {
         "layers": r.count("num_hidden_layers", None), "hidden_dim": hidden, "heads": heads,
-        "kv_heads": heads if kv is None else kv, "head_dim": r.count("head_dim", None, nullable=True),
+        "kv_heads": kv, "head_dim": r.count("head_dim", None, nullable=True),
         "context_length": r.count("max_position_embeddings", None), "ffn_dim": r.count("intermediate_size", None),
         "mlp": "gated", "activation": r.choice("hidden_act", "silu", _ACTIVATIONS["llama"]), "norm": "rmsnorm",
         "attention_dropout": r.probability("attention_dropout", 0.0), "hidden_dropout": 0.0,
