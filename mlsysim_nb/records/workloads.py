@@ -130,7 +130,9 @@ class Workload(RichRepr):
             raise FieldError(owner, "source", f"must be a string, got {type(self.source).__name__} {self.source!r}")
         for name in _VALUE_FIELDS:
             if not _is_scalar(getattr(self, name)):
-                msg = "must be a single number or choice, not a list or array; to compare several, build a workload for each"
+                msg = (
+                    "must be a single number or choice, not a list or array; to compare several, build a workload each"
+                )
                 raise FieldError(owner, name, msg)
         given = self.active_parameters
         if given is not None and _DERIVED.get(id(given)) is given:

@@ -341,4 +341,3 @@ def test_d20_heads_must_divide_the_width() -> None:
     with pytest.raises(FieldError, match=r"Workload\.heads: must divide hidden_dim \(100\) evenly"):
         Workload(name="w", parameters=10**9, layers=2, hidden_dim=100, heads=3, context_length=128)
     assert Workload(name="w", parameters=10**9, layers=2, hidden_dim=100, heads=3, head_dim=32).heads == 3
-

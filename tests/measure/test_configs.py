@@ -91,4 +91,3 @@ def test_a_classification_head_is_not_the_output_layer(torch: Any, transformers:
     assert count == sum(p.numel() for p in causal.parameters()) - 100 * 64 + 3 * 64 == 88_832
     with pytest.raises(FieldError, match=r"from_hf_config\.architectures: .*only 'LlamaForCausalLM'"):
         Workloads.GPT2_XL.from_hf_config(cfg.to_dict())
-

@@ -406,5 +406,5 @@ def test_the_documented_formulas_are_the_code() -> None:
         entry = doc.split(f"\n{name} : {symbol}\n", 1)[1].split("\n", 1)[0]
         assert f"Default: ``{default}``." in entry
     assert "at least 0.125" in doc  # the narrowest width the scenario accepts, as it refuses below it
-    with pytest.raises(FieldError, match="at least 0.125 B"):
+    with pytest.raises(FieldError, match=r"at least 0\.125 B"):
         _serve(weight_bytes_per_parameter=0.1)
