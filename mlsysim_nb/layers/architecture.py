@@ -36,7 +36,10 @@ def _whole(field: str, value: object, *, minimum: int) -> None:
 
 @dataclass(frozen=True)
 class Architecture:
-    """One decoder layer's shape and kind, and the model's vocabulary (``experts`` 0: a dense MLP)."""
+    """One decoder layer's shape and kind, and the model's vocabulary (``experts`` 0: a dense MLP).
+
+    ``positions`` ``None``: the position encoding is not stated, and no position table is counted.
+    """
 
     hidden: int
     heads: int
@@ -54,7 +57,7 @@ class Architecture:
     experts_per_token: int = 1
     shared_experts: int = 0
     bias: str = "all"
-    positions: str = "learned"
+    positions: str | None = "learned"
     max_positions: int | None = None
     model_type: str | None = None
 
@@ -62,7 +65,7 @@ class Architecture:
         """Refuse a layer that cannot exist, naming the field and the rule (the workload checks its own first)."""
         self._check_counts()
         for name, allowed in (("mlp", MLPS), ("activation", ACTIVATIONS), ("norm", NORMS), ("bias", BIASES),
-                              ("positions", POSITIONS)):  # fmt: skip
+                              ("positions", (*POSITIONS, None))):  # fmt: skip
             if getattr(self, name) not in allowed:
                 _refuse(name, f"must be one of {', '.join(map(repr, allowed))}, got {getattr(self, name)!r}")
         for name in ("attention_dropout", "hidden_dropout"):

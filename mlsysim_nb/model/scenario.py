@@ -91,6 +91,9 @@ def _field_section(cls: type) -> str:
     for name, declared in declared_knobs(cls).items():
         lines.append(f"{name} : {declared.quantity(name).symbol.text()}")
         parts = [_sentence(f"{declared.label}: {declared.describe()}"), _sentence(declared.help)]
+        given = next((v for k in cls.__mro__ if isinstance(v := vars(k).get(name), dataclasses.Field)), None)
+        if given is not None and given.default is not dataclasses.MISSING:
+            parts.append(f"Default: ``{given.default!r}``.")
         if name in follows:
             c = follows[name]
             parts.append(f"Follows ``{c.leader}`` in ``variant()`` ({c.formula}) unless it is restated too.")

@@ -13,6 +13,7 @@ __all__ = [
     "ARCHITECTURE_LIMITS",
     "CHOICES",
     "MODEL_TYPES",
+    "OPTIONAL_CHOICES",
     "SHAPE_LIMITS",
     "check_architecture",
 ]
@@ -35,10 +36,12 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "activation": ACTIVATIONS,
     "norm": NORMS,
     "bias": BIASES,
-    "positions": POSITIONS,
 }
+#: The text-valued fields that may be left unstated (``None``), and what each accepts when given.
+OPTIONAL_CHOICES: dict[str, tuple[str, ...]] = {"positions": POSITIONS, "model_type": MODEL_TYPES}
 
-#: A workload that gives none of these is a GPT-style layer, as Korthikanti et al. (2022) count it.
+#: A workload that gives none of these is a GPT-style layer, as Korthikanti et al. (2022) count it; its position
+#: encoding is then not stated (``None``), so no position table is counted among its weights.
 ARCHITECTURE_DEFAULTS: dict[str, Any] = {
     "head_dim": None,
     "ffn_dim": None,
@@ -53,7 +56,7 @@ ARCHITECTURE_DEFAULTS: dict[str, Any] = {
     "experts_per_token": None,
     "shared_experts": 0,
     "bias": "all",
-    "positions": "learned",
+    "positions": None,
     "model_type": None,
 }
 
@@ -80,12 +83,18 @@ def check_architecture(owner: str, values: dict[str, Any]) -> dict[str, Any]:
         out[name] = check_count(owner, name, values[name], optional=True, maximum=limit)
     for name, allowed in CHOICES.items():
         out[name] = _choice(owner, name, values[name], allowed)
-    if values["model_type"] is not None:
-        out["model_type"] = _choice(owner, "model_type", values["model_type"], MODEL_TYPES)
+    for name, allowed in OPTIONAL_CHOICES.items():
+        if values[name] is not None:
+            out[name] = _choice(owner, name, values[name], allowed)
     for name in ("attention_dropout", "hidden_dropout"):
         out[name] = _probability(owner, name, values[name])
     if not isinstance(values["tied_embeddings"], bool):
         raise FieldError(owner, "tied_embeddings", f"must be True or False, got {values['tied_embeddings']!r}")
+    return _check_experts(owner, values, out)
+
+
+def _check_experts(owner: str, values: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """The mixture of experts' fields: given together, k of E."""
     experts = out["experts"]
     if experts is None:
         for name, idle in (("experts_per_token", None), ("shared_experts", 0)):

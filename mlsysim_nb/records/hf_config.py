@@ -4,14 +4,27 @@ The keys read are those of transformers' own configuration classes (``GPT2Config
 ``MistralConfig``, ``Qwen2Config``, ``MixtralConfig``), with their defaults where a file leaves a key out.
 An option that changes what a layer holds or keeps in a way the layer table does not describe is refused
 by name, never ignored; options that change neither (token ids, epsilons, rope frequencies, dtype) are
-not read.
+not read. ``architectures`` is read: only the family's causal language model (``LlamaForCausalLM``,
+``GPT2LMHeadModel``, ...), whose output layer the count includes, is described; absent or ``null``, that
+model is meant (what ``AutoModelForCausalLM.from_config`` builds).
+
+Every refusal names the config.json key (and the workload field it becomes, where the names differ). Each
+key read must hold a JSON value of its kind: a whole number is a JSON integer (never text or ``32.0``), a
+probability a number, a switch ``true``/``false``; ``null`` only where transformers reads ``null`` as "use the
+default" (``n_inner``, ``head_dim``, ``num_key_value_heads``, ``sliding_window``). A file is read only if it
+is a regular file of at most :data:`MAX_CONFIG_BYTES` (not a FIFO or a device), as UTF-8 (a byte-order mark
+allowed) holding a JSON object; a mapping is copied into a plain dict through ``dict``'s own methods, so a
+subclass's overridden ``get`` or ``__getitem__`` is never called.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import os
-from pathlib import Path
+import stat
+from collections.abc import Iterator
 from typing import Any
 
 from mlsysim_nb.errors import FieldError, show_number
@@ -19,13 +32,30 @@ from mlsysim_nb.layers.architecture import Architecture
 from mlsysim_nb.layers.weights import parameter_count
 from mlsysim_nb.records.architecture_checks import ARCHITECTURE_LIMITS, MODEL_TYPES, SHAPE_LIMITS
 
-__all__ = ["read_hf_config"]
+__all__ = ["CAUSAL_LM", "MAX_CONFIG_BYTES", "read_hf_config", "translated"]
 
 _OWNER = "Workload.from_hf_config"
+#: The largest config.json read: published ones are a few kilobytes.
+MAX_CONFIG_BYTES = 1 << 20
+#: The most keys a configuration may hold (published ones hold under a hundred).
+_MAX_KEYS = 10_000
 #: The largest shape a workload accepts (its own checks), read here before the parameters are counted.
-_BOUNDS = {**SHAPE_LIMITS, **{k: v for k, v in ARCHITECTURE_LIMITS.items() if k in ("ffn_dim", "vocab_size")}}
+_BOUNDS = {
+    **SHAPE_LIMITS,
+    **ARCHITECTURE_LIMITS,
+    "sliding_window": SHAPE_LIMITS["context_length"],
+    "experts_per_token": ARCHITECTURE_LIMITS["experts"],
+}
 #: Families whose attention caches a compressed latent (DeepSeek-V2's multi-head latent attention)
 _LATENT_ATTENTION = ("deepseek_v2", "deepseek_v3")
+#: The one model class of each family the layer table describes: its causal language model.
+CAUSAL_LM = {
+    "gpt2": "GPT2LMHeadModel",
+    "llama": "LlamaForCausalLM",
+    "mistral": "MistralForCausalLM",
+    "qwen2": "Qwen2ForCausalLM",
+    "mixtral": "MixtralForCausalLM",
+}
 
 #: Options refused when set to anything but the value given: each changes the layers beyond the table.
 _REFUSED: dict[str, dict[str, Any]] = {
@@ -37,135 +67,303 @@ _REFUSED: dict[str, dict[str, Any]] = {
 }
 _ACTIVATIONS = {"gpt2": ("gelu_new", "gelu"), "llama": ("silu",)}
 _ANYWHERE = ("quantization_config",)
-#: The config.json key each shape field is read from, so that a refusal names the key in the file.
+#: The config.json key each workload field is read from, so that a refusal names the key in the file.
 _KEYS = {
     "gpt2": {"layers": "n_layer", "hidden_dim": "n_embd", "heads": "n_head", "ffn_dim": "n_inner",
-             "vocab_size": "vocab_size"},
+             "vocab_size": "vocab_size", "context_length": "n_positions", "activation": "activation_function",
+             "attention_dropout": "attn_pdrop", "hidden_dropout": "resid_pdrop",
+             "tied_embeddings": "tie_word_embeddings"},
     "llama": {"layers": "num_hidden_layers", "hidden_dim": "hidden_size", "heads": "num_attention_heads",
-              "kv_heads": "num_key_value_heads", "ffn_dim": "intermediate_size", "vocab_size": "vocab_size"},
+              "kv_heads": "num_key_value_heads", "head_dim": "head_dim", "ffn_dim": "intermediate_size",
+              "vocab_size": "vocab_size", "context_length": "max_position_embeddings", "activation": "hidden_act",
+              "attention_dropout": "attention_dropout", "tied_embeddings": "tie_word_embeddings",
+              "sliding_window": "sliding_window", "experts": "num_local_experts",
+              "experts_per_token": "num_experts_per_tok"},
 }  # fmt: skip
+#: The layer table's names of the workload's fields, so that its refusals name the key too.
+_ARCHITECTURE_FIELDS = {
+    "hidden": "hidden_dim", "heads": "heads", "kv_heads": "kv_heads", "head_dim": "head_dim", "ffn": "ffn_dim",
+    "vocab": "vocab_size", "max_positions": "context_length", "experts": "experts",
+    "experts_per_token": "experts_per_token", "activation": "activation", "tied": "tied_embeddings",
+    "attention_dropout": "attention_dropout", "hidden_dropout": "hidden_dropout",
+}  # fmt: skip
+#: The JSON value types a key may hold, exactly (a subclass's methods are never called).
+_JSON_TYPES = (dict, list, str, int, float, bool, type(None))
+
+
+def _refuse_file(path: str, rule: str) -> FieldError:
+    return FieldError(_OWNER, "config", f"{path} {rule}")
+
+
+def _read_file(config: str | os.PathLike[str]) -> Any:
+    """The JSON in a regular file of at most MAX_CONFIG_BYTES, read as UTF-8 (a byte-order mark allowed)."""
+    path = os.fspath(config)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO opens without waiting for a writer
+    except FileNotFoundError:
+        raise FieldError(_OWNER, "config", f"no such file: {path}") from None
+    except (OSError, ValueError) as err:
+        raise _refuse_file(path, f"cannot be opened: {err}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _refuse_file(path, "is not a regular file; only a regular config.json is read (not a FIFO, a "
+                                     "device or a folder)")  # fmt: skip
+        if info.st_size > MAX_CONFIG_BYTES:
+            size = show_number(info.st_size)
+            raise _refuse_file(path, f"holds {size} bytes; a config.json is read only up to {MAX_CONFIG_BYTES:,}")
+        data = os.read(fd, MAX_CONFIG_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_CONFIG_BYTES:  # it grew since it was measured
+        raise _refuse_file(path, f"holds more than {MAX_CONFIG_BYTES:,} bytes, the most a config.json is read up to")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise _refuse_file(path, f"is not UTF-8 text (byte {err.start}: {data[err.start]:#04x})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise _refuse_file(path, f"is not JSON: {err}") from None
+    except RecursionError:
+        raise _refuse_file(path, "is not a config.json: its JSON is nested too deeply to read") from None
+    except ValueError as err:  # an integer of more digits than Python converts
+        raise _refuse_file(path, f"is not a config.json: {err}") from None
 
 
 def _load(config: Any) -> dict[str, Any]:
+    """A plain dict of the configuration's top-level keys, copied through ``dict``'s own methods."""
     if isinstance(config, (str, os.PathLike)):
-        path = Path(config)
-        if not path.is_file():
-            raise FieldError(_OWNER, "config", f"no such file: {path}")
-        try:
-            loaded = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as err:
-            raise FieldError(_OWNER, "config", f"{path} is not JSON: {err}") from err
-        config = loaded
+        config = _read_file(config)
     if not isinstance(config, dict):
         msg = f"must be a path to config.json or the dict config.to_dict() gives, got {type(config).__name__}"
         raise FieldError(_OWNER, "config", msg)
-    return config
+    if dict.__len__(config) > _MAX_KEYS:
+        raise FieldError(_OWNER, "config", f"holds {dict.__len__(config):,} keys; a config.json holds at most "
+                                           f"{_MAX_KEYS:,}")  # fmt: skip
+    plain: dict[str, Any] = {}
+    for key, value in dict.items(config):
+        if type(key) is not str:
+            raise FieldError(_OWNER, "config", f"keys must be text, got a {type(key).__name__}")
+        plain[key] = value
+    return plain
 
 
-def _refuse(model_type: str, config: dict[str, Any]) -> None:
+def _value(c: dict[str, Any], key: str, where: str | None = None) -> Any:
+    """``c[key]`` if it is a JSON value (a subclass of one, or any other object, is refused by the key)."""
+    value = c[key]
+    if type(value) not in _JSON_TYPES:
+        key = where or key
+        kind = type(value).__name__
+        msg = f"must be a JSON value (a number, text, true/false, null, a list or an object), got a {kind}"
+        raise FieldError(_OWNER, key, msg)
+    return value
+
+
+def _where(key: str, field: str | None) -> str:
+    return key if field is None or field == key else f"{key} (the workload's {field})"
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        return f"a JSON {'object' if isinstance(value, dict) else 'list'}"
+    if isinstance(value, str):
+        return f"the text {value[:40]!r}" + ("..." if len(value) > 40 else "")
+    if value is None:
+        return "null"
+    if isinstance(value, float):
+        return f"the fraction-typed number {value!r}" if math.isfinite(value) else repr(value)
+    return show_number(value) if isinstance(value, int) and not isinstance(value, bool) else repr(value)
+
+
+class _Reader:
+    """Reads one family's keys from a plain configuration, each by its rule, refusing by the key's name."""
+
+    def __init__(self, c: dict[str, Any], keys: dict[str, str], model_type: str) -> None:
+        self.c, self.model_type = c, model_type
+        self.fields = {key: field for field, key in keys.items()}
+
+    def _get(self, key: str, default: Any, *, nullable: bool) -> tuple[bool, Any]:
+        if key not in self.c:
+            return False, default
+        value = _value(self.c, key, _where(key, self.fields.get(key)))
+        if value is None and not nullable:
+            rule = "must be given a value, not null (transformers' own default is used only when the key is left out)"
+            raise FieldError(_OWNER, _where(key, self.fields.get(key)), rule)
+        return True, value
+
+    def count(self, key: str, default: int | None, *, nullable: bool = False, bound: int | None = None) -> int | None:
+        """A whole number (a JSON integer) from 1 up to the workload's bound for the field it becomes."""
+        _, value = self._get(key, default, nullable=nullable)
+        if value is None:
+            return None
+        where = _where(key, self.fields.get(key))
+        if type(value) is not int:
+            raise FieldError(_OWNER, where, f"must be a whole number (a JSON integer), got {_shown(value)}")
+        if value < 1:
+            raise FieldError(_OWNER, where, f"must be a whole number of at least 1, got {_shown(value)}")
+        limit = bound if bound is not None else _BOUNDS[self.fields[key]]
+        if value > limit:
+            raise FieldError(_OWNER, where, f"must be at most {limit:,}, got {show_number(value)}")
+        return value
+
+    def probability(self, key: str, default: float) -> float:
+        """A dropout probability from 0 up to (not including) 1."""
+        _, value = self._get(key, default, nullable=False)
+        ok = type(value) in (int, float) and math.isfinite(value) and 0 <= value < 1
+        if not ok:
+            rule = f"must be a probability from 0 up to (not including) 1, got {_shown(value)}"
+            raise FieldError(_OWNER, _where(key, self.fields.get(key)), rule)
+        return float(value)
+
+    def switch(self, key: str, *, default: bool) -> bool:
+        """``true`` or ``false``."""
+        _, value = self._get(key, default, nullable=False)
+        if type(value) is not bool:
+            raise FieldError(_OWNER, _where(key, self.fields.get(key)), f"must be true or false, got {_shown(value)}")
+        return bool(value)
+
+    def choice(self, key: str, default: str, allowed: tuple[str, ...]) -> str:
+        """One of ``allowed``."""
+        _, value = self._get(key, default, nullable=False)
+        if type(value) is not str or value not in allowed:
+            rule = f"is not supported: only {', '.join(map(repr, allowed))}, got {_shown(value)}"
+            raise FieldError(_OWNER, key, rule)
+        return str(value)
+
+
+def _refuse(model_type: str, c: dict[str, Any]) -> None:
     for key in _ANYWHERE:
-        if config.get(key):
+        if key in c and _value(c, key) is not None and _value(c, key) != {}:
             raise FieldError(_OWNER, key, "is not supported: the layer table describes unquantized weights")
     family = model_type if model_type in ("gpt2", "qwen2", "mixtral") else "llama"
     for key, allowed in {**_REFUSED[family], **_REFUSED.get(model_type, {})}.items():
-        if key in config and config[key] is not None and config[key] != allowed:
-            raise FieldError(_OWNER, key, f"is not supported: only {allowed!r} is, got {config[key]!r}")
-    activation = config.get("activation_function" if model_type == "gpt2" else "hidden_act",
-                            "gelu_new" if model_type == "gpt2" else "silu")  # fmt: skip
-    allowed_acts = _ACTIVATIONS["gpt2" if model_type == "gpt2" else "llama"]
-    if activation not in allowed_acts:
-        name = "activation_function" if model_type == "gpt2" else "hidden_act"
+        if key in c and _value(c, key) is not None and not _same(c[key], allowed):
+            raise FieldError(_OWNER, key, f"is not supported: only {allowed!r} is, got {_shown(c[key])}")
+    if "architectures" in c and _value(c, "architectures") is not None:
+        named = c["architectures"]
+        wanted = CAUSAL_LM[model_type]
+        if type(named) is not list or not named or any(type(a) is not str or a != wanted for a in named):
+            shown = ", ".join(map(repr, named[:4])) if type(named) is list and named else _shown(named)
+            msg = (
+                f"is not supported: only {wanted!r} (the causal language model, whose output layer over the "
+                f"vocabulary the count includes) is described for model_type {model_type!r}, got {shown}"
+            )
+            raise FieldError(_OWNER, "architectures", msg)
+
+
+def _same(value: Any, allowed: Any) -> bool:
+    """Whether a JSON value is ``allowed``: a switch only as true/false, a number as any equal number."""
+    if isinstance(allowed, bool) or isinstance(value, bool):
+        return type(value) is type(allowed) and value == allowed
+    return type(value) in (int, float) and value == allowed
+
+
+def _gpt2(r: _Reader) -> dict[str, Any]:
+    embd = r.probability("embd_pdrop", 0.1)
+    resid = r.probability("resid_pdrop", 0.1)
+    if embd != resid:
         raise FieldError(
-            _OWNER, name, f"is not supported: only {', '.join(map(repr, allowed_acts))}, got {activation!r}"
+            _OWNER, "embd_pdrop", f"must equal resid_pdrop (one hidden dropout), got {embd!r} and {resid!r}"
         )
-
-
-def _gpt2(c: dict[str, Any]) -> dict[str, Any]:
-    hidden = c.get("n_embd", 768)
-    if c.get("embd_pdrop", 0.1) != c.get("resid_pdrop", 0.1):
-        shown = f"{c.get('embd_pdrop', 0.1)!r} and {c.get('resid_pdrop', 0.1)!r}"
-        raise FieldError(_OWNER, "embd_pdrop", f"must equal resid_pdrop (one hidden dropout), got {shown}")
     return {
-        "layers": c.get("n_layer", 12), "hidden_dim": hidden, "heads": c.get("n_head", 12),
-        "context_length": c.get("n_positions", 1024), "ffn_dim": c.get("n_inner"),
-        "activation": c.get("activation_function", "gelu_new"), "attention_dropout": c.get("attn_pdrop", 0.1),
-        "hidden_dropout": c.get("resid_pdrop", 0.1), "vocab_size": c.get("vocab_size", 50257),
-        "tied_embeddings": c.get("tie_word_embeddings", True),
+        "layers": r.count("n_layer", 12), "hidden_dim": r.count("n_embd", 768), "heads": r.count("n_head", 12),
+        "context_length": r.count("n_positions", 1024), "ffn_dim": r.count("n_inner", None, nullable=True),
+        "activation": r.choice("activation_function", "gelu_new", _ACTIVATIONS["gpt2"]),
+        "attention_dropout": r.probability("attn_pdrop", 0.1), "hidden_dropout": resid,
+        "vocab_size": r.count("vocab_size", 50257), "tied_embeddings": r.switch("tie_word_embeddings", default=True),
+        "positions": "learned",
     }  # fmt: skip
 
 
-def _llama(model_type: str, c: dict[str, Any]) -> dict[str, Any]:
-    heads = c["num_attention_heads"]
+def _llama(model_type: str, r: _Reader) -> dict[str, Any]:
+    for key in ("num_attention_heads", "num_hidden_layers", "hidden_size", "intermediate_size", "vocab_size"):
+        if r.c.get(key) is None:
+            raise FieldError(_OWNER, key, f"is required in a {model_type} config.json")
+    heads = r.count("num_attention_heads", None)
+    kv = r.count("num_key_value_heads", None, nullable=True)
+    hidden = r.count("hidden_size", None)
     fields = {
-        "layers": c["num_hidden_layers"], "hidden_dim": c["hidden_size"], "heads": heads,
-        "kv_heads": heads if c.get("num_key_value_heads") is None else c["num_key_value_heads"],
-        "head_dim": c.get("head_dim"),
-        "context_length": c.get("max_position_embeddings"), "ffn_dim": c["intermediate_size"], "mlp": "gated",
-        "activation": "silu", "norm": "rmsnorm", "attention_dropout": c.get("attention_dropout", 0.0),
-        "hidden_dropout": 0.0, "vocab_size": c["vocab_size"], "tied_embeddings": c.get("tie_word_embeddings", False),
+        "layers": r.count("num_hidden_layers", None), "hidden_dim": hidden, "heads": heads,
+        "kv_heads": kv, "head_dim": r.count("head_dim", None, nullable=True),
+        "context_length": r.count("max_position_embeddings", None), "ffn_dim": r.count("intermediate_size", None),
+        "mlp": "gated", "activation": r.choice("hidden_act", "silu", _ACTIVATIONS["llama"]), "norm": "rmsnorm",
+        "attention_dropout": r.probability("attention_dropout", 0.0), "hidden_dropout": 0.0,
+        "vocab_size": r.count("vocab_size", None), "tied_embeddings": r.switch("tie_word_embeddings", default=False),
         "bias": "qkv" if model_type == "qwen2" else "none", "positions": "rotary",
     }  # fmt: skip
-    if fields["head_dim"] is not None and fields["head_dim"] * heads == fields["hidden_dim"]:
+    if fields["head_dim"] is not None and heads is not None and fields["head_dim"] * heads == hidden:
         fields["head_dim"] = None  # h/a, the default: config.to_dict() writes it out, config.json may not
     if model_type in ("mistral", "mixtral"):  # MistralConfig's default window is 4096, MixtralConfig's None
-        fields["sliding_window"] = c.get("sliding_window", 4096 if model_type == "mistral" else None)
+        window = r.count("sliding_window", 4096 if model_type == "mistral" else None, nullable=True)
+        fields["sliding_window"] = window
     # qwen2's sliding_window counts only with use_sliding_window, which is refused above: every layer sees all
     if model_type == "mixtral":
-        fields |= {"experts": c.get("num_local_experts", 8), "experts_per_token": c.get("num_experts_per_tok", 2)}
+        fields |= {"experts": r.count("num_local_experts", 8), "experts_per_token": r.count("num_experts_per_tok", 2)}
     return fields
 
 
-def _missing(model_type: str, c: dict[str, Any]) -> None:
-    if model_type == "gpt2":
-        return
-    for key in ("num_attention_heads", "num_hidden_layers", "hidden_size", "intermediate_size", "vocab_size"):
-        if c.get(key) is None:
-            raise FieldError(_OWNER, key, f"is required in a {model_type} config.json")
-
-
-def read_hf_config(config: Any, *, name: str | None = None, source: str = "") -> dict[str, Any]:
-    """The keyword arguments of a :class:`~mlsysim_nb.records.workloads.Workload` read from ``config``."""
-    c = _load(config)
-    model_type = c.get("model_type")
-    if model_type in _LATENT_ATTENTION or c.get("kv_lora_rank") is not None:
+def _model_type(c: dict[str, Any]) -> str:
+    model_type = _value(c, "model_type") if "model_type" in c else None
+    if model_type in _LATENT_ATTENTION or ("kv_lora_rank" in c and _value(c, "kv_lora_rank") is not None):
         msg = (
             f"is not supported: multi-head latent attention (DeepSeek-V2/V3's kv_lora_rank, model_type "
-            f"{model_type!r}) caches one compressed latent per token, not keys and values per head, and is not "
+            f"{_shown(model_type)}) caches one compressed latent per token, not keys and values per head, and is not "
             "modelled"
         )
         raise FieldError(_OWNER, "kv_lora_rank", msg)
-    if model_type not in MODEL_TYPES:
+    if type(model_type) is not str or model_type not in MODEL_TYPES:
         raise FieldError(
-            _OWNER, "model_type", f"must be one of {', '.join(map(repr, MODEL_TYPES))}, got {model_type!r}"
+            _OWNER, "model_type", f"must be one of {', '.join(map(repr, MODEL_TYPES))}, got {_shown(model_type)}"
         )
+    return str(model_type)
+
+
+def read_hf_config(config: Any, *, name: str | None = None, source: str = "") -> dict[str, Any]:
+    """The keyword arguments of a :class:`~mlsysim_nb.records.workloads.Workload` read from ``config``.
+
+    ``active_parameters`` is among them only for a mixture of experts (a dense model's is its ``parameters``,
+    derived again by the workload when they change).
+    """
+    c = _load(config)
+    model_type = _model_type(c)
     _refuse(model_type, c)
-    _missing(model_type, c)
-    fields = _gpt2(c) if model_type == "gpt2" else _llama(model_type, c)
+    keys = _KEYS["gpt2" if model_type == "gpt2" else "llama"]
+    reader = _Reader(c, keys, model_type)
+    fields = _gpt2(reader) if model_type == "gpt2" else _llama(model_type, reader)
     fields["model_type"] = model_type
-    arch = _architecture(fields, _KEYS["gpt2" if model_type == "gpt2" else "llama"])
-    fields["parameters"] = parameter_count(arch, fields["layers"])
-    fields["active_parameters"] = parameter_count(arch, fields["layers"], active=True)
-    fields["name"] = name or c.get("_name_or_path") or model_type
+    with translated(model_type):
+        arch = _architecture(fields)
+        fields["parameters"] = parameter_count(arch, fields["layers"])
+        if arch.moe:
+            fields["active_parameters"] = parameter_count(arch, fields["layers"], active=True)
+    given_name = _value(c, "_name_or_path") if "_name_or_path" in c else None
+    fields["name"] = name or (given_name if type(given_name) is str and given_name else model_type)
     fields["source"] = source or "a Hugging Face config.json"
     return fields
 
 
-def _architecture(f: dict[str, Any], keys: dict[str, str]) -> Architecture:
-    """The fields' architecture, for the parameter count (the workload checks them again when built).
+@contextlib.contextmanager
+def translated(model_type: str) -> Iterator[None]:
+    """Re-raise a workload's or the layer table's refusal under the config.json key of the field it names."""
+    keys = _KEYS["gpt2" if model_type == "gpt2" else "llama"]
+    try:
+        yield
+    except FieldError as error:
+        if error.owner == _OWNER:
+            raise
+        field = _ARCHITECTURE_FIELDS.get(error.field, error.field) if error.owner == "Architecture" else error.field
+        key = keys.get(field)
+        where = _where(key, field) if key else f"config (the workload's {field})"
+        raise FieldError(_OWNER, where, error.reason) from error
 
-    A refusal names the config.json key (``hidden_size``) and the workload field it becomes (``hidden_dim``).
-    """
-    for field, key in keys.items():
-        value = f.get(field)
-        where = f"{key} (the workload's {field})" if key != field else key
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise FieldError(_OWNER, where, f"must be a whole number of at least 1, got {value!r}")
-        if value is not None and value > _BOUNDS[field]:  # the workload's own bounds, before counting parameters
-            raise FieldError(_OWNER, where, f"must be at most {_BOUNDS[field]:,}, got {show_number(value)}")
+
+def _architecture(f: dict[str, Any]) -> Architecture:
+    """The fields' architecture, for the parameter count (the workload checks them again when built)."""
     return Architecture(
         hidden=f["hidden_dim"], heads=f["heads"], kv_heads=f.get("kv_heads"), head_dim=f.get("head_dim"),
         ffn=f["ffn_dim"], mlp=f.get("mlp", "plain"), activation=f["activation"], norm=f.get("norm", "layernorm"),
         vocab=f["vocab_size"], tied=f["tied_embeddings"], experts=f.get("experts", 0),
         experts_per_token=f.get("experts_per_token", 1), bias=f.get("bias", "all"),
-        positions=f.get("positions", "learned"), max_positions=f.get("context_length"),
+        positions=f["positions"], max_positions=f.get("context_length"),
     )  # fmt: skip

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,14 +73,16 @@ class Workload(RichRepr):
         ``"rmsnorm"``, and the dropout probabilities (of the attention scores; after attention and MLP).
     vocab_size, tied_embeddings, positions, bias
         The vocabulary, whether the output layer shares the token embeddings, ``"learned"`` or
-        ``"rotary"`` positions, and which linear layers have biases (``"all"``, ``"qkv"``, ``"none"``).
+        ``"rotary"`` positions (``None``, the default: not stated, and no position table is counted), and which
+        linear layers have biases (``"all"``, ``"qkv"``, ``"none"``).
     experts, experts_per_token, shared_experts
         A mixture of experts: routed experts, how many each token uses, experts every token uses.
     model_type
         The Hugging Face family (``"gpt2"``, ``"llama"``, ``"mistral"``, ``"qwen2"``, ``"mixtral"``) whose
         modules the ``"transformers"`` accounting follows.
     active_parameters
-        Parameters one token uses (an MoE's k of E experts); ``parameters`` unless given.
+        Parameters one token uses (an MoE's k of E experts); ``parameters`` unless given, derived again from
+        ``parameters`` whenever they change (``variant()``, ``dataclasses.replace``).
     sliding_window
         Tokens each attention layer looks back over under sliding-window attention (Mistral 7B's 4096), so
         the most keys and values a layer keeps per sequence; ``None`` when every layer attends to the whole
@@ -110,11 +114,13 @@ class Workload(RichRepr):
     experts_per_token: int | None = None
     shared_experts: int = 0
     bias: str = "all"
-    positions: str = "learned"
+    positions: str | None = None
     model_type: str | None = None
     active_parameters: Any = None
     sliding_window: int | None = None
     source: str = field(default="", compare=False)
+    #: ``active_parameters`` as given (``None``: derived from ``parameters``), what ``variant()`` carries over
+    _given_active: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         owner = "Workload"
@@ -122,10 +128,16 @@ class Workload(RichRepr):
             raise FieldError(owner, "name", f"must be a non-empty string, got {self.name!r}")
         if not isinstance(self.source, str):
             raise FieldError(owner, "source", f"must be a string, got {type(self.source).__name__} {self.source!r}")
-        for name in ("parameters", *_SHAPE_LIMITS):
-            if np.ndim(getattr(getattr(self, name), "magnitude", getattr(self, name))) > 0:
-                msg = "must be a single number; to compare several, sweep a scenario's fields with sweep()"
+        for name in _VALUE_FIELDS:
+            if not _is_scalar(getattr(self, name)):
+                msg = (
+                    "must be a single number or choice, not a list or array; to compare several, build a workload each"
+                )
                 raise FieldError(owner, name, msg)
+        given = self.active_parameters
+        if given is not None and _DERIVED.get(id(given)) is given:
+            given = None  # a value this class derived, passed back by dataclasses.replace: derived again
+        object.__setattr__(self, "_given_active", given)
         count = check_count(owner, "parameters", self.parameters, maximum=MAX_PARAMETERS)
         object.__setattr__(self, "parameters", Q_(count, "count"))
         for name, limit in _SHAPE_LIMITS.items():
@@ -134,13 +146,17 @@ class Workload(RichRepr):
         for name, value in check_architecture(owner, {k: getattr(self, k) for k in ARCHITECTURE_DEFAULTS}).items():
             object.__setattr__(self, name, value)
         self._check_layout(owner)
-        active = self.parameters if self.active_parameters is None else self.active_parameters
-        active = check_count(owner, "active_parameters", active, maximum=MAX_PARAMETERS)
-        active = int(getattr(active, "magnitude", active))
-        if active > self.parameters.magnitude:
-            msg = f"must be at most parameters ({self.parameters.magnitude:,}), got {active:,}"
-            raise FieldError(owner, "active_parameters", msg)
-        object.__setattr__(self, "active_parameters", Q_(active, "count"))
+        if given is None:
+            derived = Q_(int(self.parameters.magnitude), "count")
+            _DERIVED[id(derived)] = derived
+            object.__setattr__(self, "active_parameters", derived)
+        else:
+            active = check_count(owner, "active_parameters", given, maximum=MAX_PARAMETERS)
+            active = int(getattr(active, "magnitude", active))
+            if active > self.parameters.magnitude:
+                msg = f"must be at most parameters ({self.parameters.magnitude:,}), got {active:,}"
+                raise FieldError(owner, "active_parameters", msg)
+            object.__setattr__(self, "active_parameters", Q_(active, "count"))
         window = check_count(owner, "sliding_window", self.sliding_window, optional=True, maximum=MAX_WINDOW)
         object.__setattr__(self, "sliding_window", window)
 
@@ -162,6 +178,32 @@ class Workload(RichRepr):
         if heads is not None and hidden is not None and self.head_dim is None and hidden % heads:
             msg = f"must divide hidden_dim ({hidden:,}) evenly, so that every head has the same width; got {heads:,}"
             raise FieldError(owner, "heads", msg)
+
+    def given_fields(self) -> dict[str, Any]:
+        """The fields as given: a default derived from other fields (``active_parameters``) is left out.
+
+        ``Workload(**w.given_fields())`` is ``w`` again.
+        """
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
+        if self._given_active is None:
+            del fields["active_parameters"]
+        return fields
+
+    def variant(self, **changes: Any) -> Workload:
+        """A new, fully validated workload with ``changes`` applied; this one is untouched.
+
+        A default derived from other fields (``active_parameters`` from ``parameters``) is derived again
+        from the new fields unless ``changes`` states it.
+
+        >>> Workloads.GPT2_XL.variant(parameters=3_000_000_000).active_parameters
+        <Quantity(3000000000, 'count')>
+        """
+        fields = self.given_fields()
+        unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(self) if f.init})
+        if unknown:
+            msg = f"Workload has no field {', '.join(map(repr, unknown))}; its fields are {', '.join(fields)}"
+            raise TypeError(msg)
+        return type(self)(**(fields | changes))
 
     @property
     def reference_style(self) -> bool:
@@ -198,13 +240,16 @@ class Workload(RichRepr):
     def from_hf_config(cls, config: Any, *, name: str | None = None, source: str = "") -> Workload:
         """A workload from a Hugging Face ``config.json`` (a path) or the dict ``config.to_dict()`` gives.
 
-        Reads the GPT-2, Llama, Mistral, Qwen2 and Mixtral families and refuses any other family, or an
-        option that changes what the layers keep or hold, by name. ``parameters`` is then the exact count
-        and ``active_parameters`` what one token uses; see :func:`mlsysim_nb.records.hf_config.read_hf_config`.
+        Reads the causal language models of the GPT-2, Llama, Mistral, Qwen2 and Mixtral families and refuses
+        any other family or model class (``architectures``), or an option that changes what the layers keep or
+        hold, by its config.json key. ``parameters`` is then the exact count and ``active_parameters`` what one
+        token uses; see :mod:`mlsysim_nb.records.hf_config` for the rules a file and its values follow.
         """
-        from mlsysim_nb.records.hf_config import read_hf_config
+        from mlsysim_nb.records.hf_config import read_hf_config, translated
 
-        return cls(**read_hf_config(config, name=name, source=source))
+        fields = read_hf_config(config, name=name, source=source)
+        with translated(fields["model_type"]):
+            return cls(**fields)
 
     def shown_fields(self) -> list[tuple[str, Any]]:
         """The fields a table or repr shows: the shape, then each architecture field that is not the default."""
@@ -231,6 +276,24 @@ class Workload(RichRepr):
         shown = [(k, v) for k, v in self.shown_fields() if v is not None]
         shape = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in shown)
         return f"Workload({self.name!r}, parameters={count:.4g}" + (f", {shape})" if shape else ")")
+
+
+#: Every field holding one number or choice; an array or a list there is refused by the field's name.
+_VALUE_FIELDS = ("parameters", *_SHAPE_LIMITS, *ARCHITECTURE_DEFAULTS, "active_parameters", "sliding_window")
+#: The ``active_parameters`` a workload derived, by id, so that one passed back (by ``dataclasses.replace``)
+#: is known as derived and derived again from the new ``parameters``
+_DERIVED: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+
+
+def _is_scalar(value: Any) -> bool:
+    """Whether ``value`` (or a quantity's magnitude) is one value, not a list, tuple or array."""
+    magnitude = getattr(value, "magnitude", value)
+    if isinstance(magnitude, (list, tuple, set, frozenset, dict, range)):
+        return False
+    try:
+        return bool(np.ndim(magnitude) == 0)
+    except (ValueError, TypeError):  # a ragged sequence NumPy cannot shape
+        return False
 
 
 def _w(**kwargs: Any) -> Workload:

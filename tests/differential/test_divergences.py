@@ -361,3 +361,19 @@ def test_d22_a_width_is_at_least_one_bit() -> None:
     with pytest.raises(FieldError, match=r"bytes_per_value: must be at least 0\.125 B \(one bit") as info:
         Scenarios[TRAIN].variant(bytes_per_value=Q_(1e-320, "B"))
     assert info.value.field == "bytes_per_value"
+
+
+def test_d23_heads_must_divide_the_width() -> None:
+    """D23: 3 heads over a width of 100: the reference answers (34·s·b·h·2 B = 0.2228 GB); ours refuses, naming heads."""
+    from tests.reference import _ref_models
+
+    theirs = _ref_models.TransformerWorkload(
+        name="w", architecture="Transformer", parameters=RQ(1e9, "param"), layers=2, hidden_dim=100, heads=3,
+        context_length=128,
+    )  # fmt: skip
+    scenario = REF.Gpt2XlBatch32Activations.variant(workload=theirs)
+    # the per-token term 34·s·b·h at s = 1024, b = 32, h = 100 and 2 bytes a value
+    assert scenario.per_token_activations.m_as("byte") == pytest.approx(34 * 1024 * 32 * 100 * 2)
+    with pytest.raises(FieldError, match=r"Workload\.heads: must divide hidden_dim \(100\) evenly"):
+        Workload(name="w", parameters=10**9, layers=2, hidden_dim=100, heads=3, context_length=128)
+    assert Workload(name="w", parameters=10**9, layers=2, hidden_dim=100, heads=3, head_dim=32).heads == 3

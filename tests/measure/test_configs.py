@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from mlsysim_nb.errors import FieldError
+from mlsysim_nb.records.hf_config import CAUSAL_LM
 from mlsysim_nb.records.models import configuration_keys
 from mlsysim_nb.records.workloads import Workloads
 
@@ -64,13 +66,28 @@ def test_random_shapes_count_what_transformers_builds(torch: Any, transformers: 
         a, d = kv * group, 2 * half  # transformers wants an even rotary dimension, and h a multiple of a
         h = a * d if model_type == "gpt2" or not free_head_dim else a * (d + 2)
         raw = _FAMILIES["gpt2" if model_type == "gpt2" else "llama"](d, h, a, kv, f, vocab, tied)
-        raw |= {"bos_token_id": 0, "eos_token_id": 0, "pad_token_id": None}
+        raw |= {"bos_token_id": 0, "eos_token_id": 0, "pad_token_id": None, "architectures": [CAUSAL_LM[model_type]]}
         if model_type == "mixtral":
             raw |= {"num_local_experts": max(experts), "num_experts_per_tok": min(experts)}
         cfg = transformers.AutoConfig.for_model(model_type, **raw)
         with torch.device("meta"):
-            model = transformers.AutoModelForCausalLM.from_config(cfg)
+            model = getattr(transformers, CAUSAL_LM[model_type])(cfg)  # the class architectures names
         built = sum(p.numel() for p in model.parameters())
         assert int(Workloads.GPT2_XL.from_hf_config(cfg.to_dict()).parameters.magnitude) == built
 
     check()
+
+
+def test_a_classification_head_is_not_the_output_layer(torch: Any, transformers: Any) -> None:
+    """LlamaForSequenceClassification holds num_labels × h in its head, not v × h: its config is refused, not miscounted."""
+    raw = {"hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4, "num_hidden_layers": 2,
+           "vocab_size": 100, "num_labels": 3, "architectures": ["LlamaForSequenceClassification"]}  # fmt: skip
+    cfg = transformers.AutoConfig.for_model("llama", **raw)
+    with torch.device("meta"):
+        classifier = transformers.LlamaForSequenceClassification(cfg)
+        causal = transformers.LlamaForCausalLM(cfg)
+    count = sum(p.numel() for p in classifier.parameters())
+    # the causal LM's 2·(2·64 + 4·64² + 3·64·128) + 2·100·64 + 64 less its 100 × 64 output layer, plus 3 × 64
+    assert count == sum(p.numel() for p in causal.parameters()) - 100 * 64 + 3 * 64 == 88_832
+    with pytest.raises(FieldError, match=r"from_hf_config\.architectures: .*only 'LlamaForCausalLM'"):
+        Workloads.GPT2_XL.from_hf_config(cfg.to_dict())

@@ -364,3 +364,47 @@ def test_the_branching_formulas_are_few_and_listed() -> None:
     formulas = InferenceMemoryScenario.EQUATIONS.formulas
     branching = sorted(n for n, f in formulas.items() if f.is_branching)
     assert branching == ["kv_tokens", "max_context_length", "prompt_tokens", "weights_read_per_step"]
+
+
+def test_a_bare_workload_is_assumed_to_have_no_lookup_table() -> None:
+    """Llama 3.1 8B given without vocabulary or positions: the step reads all 16.06 GB, and the caveat says why.
+
+    It used to be counted with learned positions, 131,072 × 4,096 = 537 M parameters, so a step read 15.0 GB.
+    """
+    from mlsysim_nb import Workload
+
+    bare = Workload(name="Llama 3.1 8B", parameters=8_030_261_248, layers=32, hidden_dim=4096, heads=32, kv_heads=8,
+                    context_length=131072)  # fmt: skip
+    s = Scenarios.Llama3_1_8BServeOnH100.variant(workload=bare)
+    assert s.lookup_weights.m_as("B") == 0
+    assert s.weights_read_per_step.m_as("B") == s.weights.m_as("B") == 8_030_261_248 * 2
+    assert s.multiplied_parameters == 8_030_261_248
+    caveat = " ".join(s.caveats())
+    assert "does not state its vocabulary (vocab_size) or its position encoding (positions)" in caveat
+    assert "does not state its vocabulary" in s._repr_html_()  # the derivation says it too
+    # stated learned positions are a lookup table: 131,072 × 4,096 parameters at 2 B left out of the step's read
+    learned = s.variant(workload=bare.variant(positions="learned"))
+    assert learned.lookup_weights.m_as("B") == 131072 * 4096 * 2
+    assert "does not state its position" not in " ".join(learned.caveats())
+
+
+def test_the_documented_formulas_are_the_code() -> None:
+    """The notes write the equations from the kind's table; the docstring says lookup tables are left out of a step."""
+    symbols = InferenceMemoryScenario.symbols()
+    notes = dict(InferenceMemoryScenario.NOTES)
+    for name in ("kv_cache_per_token", "decode_flops_per_step", "experts_touched"):
+        formula = InferenceMemoryScenario.EQUATIONS.formula(name)
+        assert f"{symbols[name].text()} = {formula.render(symbols, 'text')}" in notes["Equation"] + notes["Assumptions"]
+    assert "M_w,read = M_w − M_lookup" in notes["Equation"]  # the dense step reads all but the lookup tables
+    assert "F_step = b · (2 · P_mul + 4 · L · a · d · s_kv) / t" in notes["Equation"]  # P_mul, not P_active
+    doc = InferenceMemoryScenario.__doc__ or ""
+    assert "read whole each step" not in doc
+    assert "read only in the batch's rows" in doc
+    # the field table is generated from the knobs: every field, its symbol and its default
+    for name, symbol, default in (("weight_bytes_per_parameter", "b_w", "2"), ("block_size", "B", "16"),
+                                  ("runtime_reserve", "r", "0.1"), ("prompt_length", "s_p,given", "None")):  # fmt: skip
+        entry = doc.split(f"\n{name} : {symbol}\n", 1)[1].split("\n", 1)[0]
+        assert f"Default: ``{default}``." in entry
+    assert "at least 0.125" in doc  # the narrowest width the scenario accepts, as it refuses below it
+    with pytest.raises(FieldError, match=r"at least 0\.125 B"):
+        _serve(weight_bytes_per_parameter=0.1)

@@ -208,3 +208,224 @@ def test_latent_attention_is_refused_as_not_modelled(model_type: str) -> None:
     config = {**_LLAMA, "model_type": model_type, "kv_lora_rank": 512, "q_lora_rank": 1536}
     with pytest.raises(FieldError, match=r"kv_lora_rank.*multi-head latent attention.*not modelled"):
         Workload.from_hf_config(config)
+
+
+# -- a derived default is derived again (active_parameters from parameters) --------------------------------------
+
+
+def test_replace_derives_active_parameters_again() -> None:
+    """dataclasses.replace of a dense model's parameters moves its active parameters (it kept GPT-2 XL's 1.5 B)."""
+    import dataclasses
+
+    from mlsysim_nb.units import Q_
+
+    w = Workloads.GPT2_XL
+    assert dataclasses.replace(w, parameters=Q_(3, "Gparam")).active_parameters.magnitude == 3_000_000_000
+    # 1 B < 1.5 B used to be refused as "active_parameters must be at most parameters", a field never given
+    assert dataclasses.replace(w, parameters=Q_(1, "Gparam")).active_parameters.magnitude == 1_000_000_000
+    moe = Workloads.configuration("mixtral-8x7b")
+    assert dataclasses.replace(moe, name="m").active_parameters == moe.active_parameters  # a given value stays
+
+
+def test_variant_validates_and_derives_again() -> None:
+    """variant() checks the changes, derives active_parameters again, and keeps a stated one; a typo is a TypeError."""
+    w = Workloads.GPT2_XL.variant(parameters=10**9)
+    assert w.active_parameters.magnitude == 10**9
+    assert Workloads.GPT2_XL.parameters.magnitude == 1_500_000_000  # untouched
+    moe = Workloads.configuration("mixtral-8x7b")
+    assert moe.variant(name="m").active_parameters.magnitude == 12_879_925_248
+    dense = Workloads.configuration("llama-3.1-8b")  # from a config.json: its active count is derived, not stated
+    assert dense.variant(parameters=8 * 10**9).active_parameters.magnitude == 8 * 10**9
+    with pytest.raises(FieldError, match=r"Workload\.parameters: must be at least 1"):
+        Workloads.GPT2_XL.variant(parameters=0)
+    with pytest.raises(FieldError, match=r"Workload\.active_parameters: must be at most parameters"):
+        moe.variant(parameters=10**9)
+    with pytest.raises(TypeError, match="no field 'layer'"):
+        Workloads.GPT2_XL.variant(layer=4)
+
+
+def test_variant_equals_a_fresh_workload_of_the_merged_given_fields() -> None:
+    """For any valid workload and change, w.variant(**c) is Workload(**given, **c): no stale derived field."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    def workloads(draw: st.DrawFn) -> dict[str, object]:
+        a = draw(st.sampled_from([1, 2, 4, 8]))
+        fields: dict[str, object] = {
+            "name": "w", "parameters": draw(st.integers(10**6, 10**10)), "layers": draw(st.integers(1, 96)),
+            "hidden_dim": a * draw(st.integers(1, 64)), "heads": a,
+            "kv_heads": draw(st.sampled_from([None, 1, a])), "ffn_dim": draw(st.sampled_from([None, 256])),
+            "positions": draw(st.sampled_from([None, "learned", "rotary"])),
+        }  # fmt: skip
+        if draw(st.booleans()):
+            fields |= {"experts": 8, "experts_per_token": 2, "active_parameters": draw(st.integers(1, 10**6))}
+        return fields
+
+    changes = st.fixed_dictionaries(
+        {},
+        optional={
+            "parameters": st.integers(10**6, 10**10), "layers": st.integers(1, 96),
+            "positions": st.sampled_from([None, "learned", "rotary"]), "ffn_dim": st.sampled_from([None, 512]),
+            "kv_heads": st.sampled_from([None, 1]), "name": st.just("v"),
+        },
+    )  # fmt: skip
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.composite(workloads)(), changes)
+    def check(fields: dict[str, object], change: dict[str, object]) -> None:
+        w = Workload(**fields)  # type: ignore[arg-type]
+        assert w.variant(**change) == Workload(**(fields | change))  # type: ignore[arg-type]
+        assert Workload(**w.given_fields()) == w
+
+    check()
+
+
+# -- every field holds one value --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("head_dim", [64, 128]), ("ffn_dim", (256, 512)), ("vocab_size", [100]), ("shared_experts", [1, 2]),
+        ("experts_per_token", [1, 2]), ("sliding_window", [4096, 4096]), ("attention_dropout", [0.1, 0.0]),
+        ("mlp", ["plain"]), ("tied_embeddings", [True]), ("active_parameters", [1, 2]), ("hidden_dim", [[64], [64, 1]]),
+    ],
+)  # fmt: skip
+def test_an_array_in_any_field_is_refused_by_its_name(field: str, value: object) -> None:
+    """An array or list in a Workload field is refused naming that field (it used to reach repr or the serving kind)."""
+    import numpy as np
+
+    fields: dict[str, object] = {"name": "w", "parameters": 10**9, "layers": 2, "hidden_dim": 64, "heads": 4}
+    if field in ("shared_experts", "experts_per_token"):
+        fields |= {"experts": 4, "experts_per_token": 1}
+    for given in (value, np.asarray(value, dtype=object) if field == "hidden_dim" else np.asarray(value)):
+        with pytest.raises(FieldError, match=rf"^Workload\.{field}: must be a single number or choice"):
+            Workload(**(fields | {field: given}))  # type: ignore[arg-type]
+
+
+# -- from_hf_config reads only what it understands -------------------------------------------------------------
+
+_TINY_LLAMA = {
+    "model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4,
+    "num_hidden_layers": 2, "vocab_size": 100,
+}  # fmt: skip
+_TINY_GPT2 = {"model_type": "gpt2", "n_layer": 2, "n_embd": 64, "n_head": 4, "vocab_size": 100, "n_positions": 32}
+
+
+def test_a_classification_model_is_refused_by_architectures() -> None:
+    """LlamaForSequenceClassification has no output layer over the vocabulary: refused naming architectures."""
+    with pytest.raises(FieldError, match=r"from_hf_config\.architectures: .*only 'LlamaForCausalLM'"):
+        Workload.from_hf_config(_TINY_LLAMA | {"architectures": ["LlamaForSequenceClassification"]})
+    with pytest.raises(FieldError, match=r"from_hf_config\.architectures: "):
+        Workload.from_hf_config(_TINY_GPT2 | {"architectures": "GPT2LMHeadModel"})  # not a list
+    # 2 layers of (2·64 + 4·64² + 3·64·128) + 2·100·64 + 64 = 95,040 parameters, the causal LM's count
+    assert Workload.from_hf_config(_TINY_LLAMA | {"architectures": ["LlamaForCausalLM"]}).parameters.magnitude == (
+        2 * (2 * 64 + 4 * 64 * 64 + 3 * 64 * 128) + 2 * 100 * 64 + 64
+    )
+
+
+@pytest.mark.parametrize(
+    ("config", "where", "rule"),
+    [
+        (_TINY_GPT2 | {"vocab_size": None}, "vocab_size", "must be given a value, not null"),
+        (_TINY_GPT2 | {"n_positions": None}, "n_positions (the workload's context_length)", "must be given a value"),
+        (_TINY_GPT2 | {"tie_word_embeddings": None}, "tie_word_embeddings (the workload's tied_embeddings)",
+         "must be given a value"),
+        (_TINY_GPT2 | {"n_positions": 0}, "n_positions (the workload's context_length)", "must be a whole number of at"),
+        (_TINY_GPT2 | {"n_head": 5}, "n_head (the workload's heads)", "must divide"),
+        (_TINY_GPT2 | {"attn_pdrop": "0.1"}, "attn_pdrop (the workload's attention_dropout)", "must be a probability"),
+        (_TINY_LLAMA | {"model_type": "mistral", "sliding_window": "4096"}, "sliding_window",
+         "must be a whole number (a JSON integer), got the text '4096'"),
+        (_TINY_LLAMA | {"model_type": "mistral", "sliding_window": 32.0}, "sliding_window", "got the fraction-typed"),
+        (_TINY_LLAMA | {"model_type": "mistral", "sliding_window": [4096, 4096]}, "sliding_window", "got a JSON list"),
+        (_TINY_LLAMA | {"num_key_value_heads": 3}, "num_key_value_heads (the workload's kv_heads)", "must divide"),
+        (_TINY_LLAMA | {"max_position_embeddings": 2.0}, "max_position_embeddings (the workload's context_length)",
+         "a JSON integer"),
+        (_TINY_LLAMA | {"model_type": "mixtral", "num_experts_per_tok": 9}, ("num_experts_per_tok (the workload's "
+         "experts_per_token)"), "must be at most experts"),
+        (_TINY_LLAMA | {"tie_word_embeddings": "false"}, "tie_word_embeddings (the workload's tied_embeddings)",
+         "must be true or false"),
+        (_TINY_LLAMA | {"router_jitter_noise": "0"}, None, None),  # llama does not read it
+    ],
+)  # fmt: skip
+def test_every_refusal_names_the_config_key(config: dict[str, object], where: str | None, rule: str | None) -> None:
+    """Null, text, fractions and lists in a key read are refused under the config.json key, never a field inside."""
+    if where is None:
+        assert Workload.from_hf_config(config).layers == 2
+        return
+    with pytest.raises(FieldError) as caught:
+        Workload.from_hf_config(config)
+    assert str(caught.value).startswith(f"Workload.from_hf_config.{where}: ")
+    assert rule in str(caught.value)
+
+
+def test_random_junk_in_any_key_is_refused_under_a_key_of_the_file() -> None:
+    """Any junk value in any key read is accepted or refused by that key's name (never Architecture.max_positions)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    junk = st.one_of(
+        st.none(), st.booleans(), st.integers(-3, 2**31), st.floats(allow_nan=True), st.text(max_size=5),
+        st.lists(st.integers(0, 9), max_size=2), st.dictionaries(st.text(max_size=2), st.integers(), max_size=1),
+    )  # fmt: skip
+    llama_keys = [*_TINY_LLAMA, "num_key_value_heads", "head_dim", "max_position_embeddings", "tie_word_embeddings",
+                  "attention_dropout", "hidden_act", "sliding_window", "num_local_experts", "num_experts_per_tok",
+                  "architectures", "quantization_config"]  # fmt: skip
+    gpt2_keys = [*_TINY_GPT2, "n_inner", "attn_pdrop", "resid_pdrop", "embd_pdrop", "activation_function",
+                 "tie_word_embeddings", "architectures"]  # fmt: skip
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.sampled_from(["gpt2", "llama", "mistral", "mixtral", "qwen2"]), st.data(), junk)
+    def check(model_type: str, data: st.DataObject, value: object) -> None:
+        base = _TINY_GPT2 if model_type == "gpt2" else _TINY_LLAMA | {"model_type": model_type}
+        key = data.draw(st.sampled_from(gpt2_keys if model_type == "gpt2" else llama_keys))
+        refused = None
+        try:
+            Workload.from_hf_config(base | {key: value})
+        except FieldError as err:
+            refused = err
+        if refused is not None:
+            assert refused.owner == "Workload.from_hf_config"
+            named = refused.field.split(" ")[0]
+            assert named in base or named == key or named in ("resid_pdrop", "embd_pdrop"), str(refused)
+
+    check()
+
+
+def test_hostile_files_and_mappings_are_refused_by_rule(tmp_path: Path) -> None:
+    """A FIFO, /dev/zero, a huge, non-UTF-8 or deeply nested file, a mapping whose get raises: named errors, no hang."""
+    import os
+
+    from mlsysim_nb.records.hf_config import MAX_CONFIG_BYTES
+
+    class Hostile(dict):  # type: ignore[type-arg]
+        def get(self, *args: object) -> object:
+            raise RuntimeError("get")
+
+        def __getitem__(self, key: object) -> object:
+            raise RuntimeError("getitem")
+
+    assert Workload.from_hf_config(Hostile(_TINY_GPT2)).layers == 2  # copied through dict's own methods
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    (tmp_path / "latin.json").write_bytes(b'{"model_type": "gpt2", "n_embd": "\xff"}')
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (tmp_path / "huge.json").write_text(" " * MAX_CONFIG_BYTES + "{}")
+    (tmp_path / "digits.json").write_text('{"n_layer": ' + "9" * 5000 + "}")
+    for path, rule in [
+        (fifo, "is not a regular file"), (Path("/dev/zero"), "is not a regular file"),
+        (tmp_path, "is not a regular file"), (tmp_path / "latin.json", "is not UTF-8 text"),
+        (tmp_path / "deep.json", "nested too deeply"), (tmp_path / "huge.json", "read only up to 1,048,576"),
+        (tmp_path / "digits.json", "is not a config.json"),
+    ]:  # fmt: skip
+        with pytest.raises(FieldError, match=rf"^Workload\.from_hf_config\.config: .*{rule}"):
+            Workload.from_hf_config(path)
+    with pytest.raises(FieldError, match=r"from_hf_config\.n_layer \(the workload's layers\): must be a JSON value"):
+        Workload.from_hf_config(_TINY_GPT2 | {"n_layer": type("Int", (int,), {})(2)})
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    """A config.json saved with a UTF-8 byte-order mark reads as without one (the hardware reader accepts one too)."""
+    path = tmp_path / "config.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(_TINY_GPT2).encode())
+    assert Workload.from_hf_config(path) == Workload.from_hf_config(_TINY_GPT2)

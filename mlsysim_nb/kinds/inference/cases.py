@@ -57,6 +57,7 @@ def opt_13b() -> Any:
         context_length=2048,
         ffn_dim=20480,
         vocab_size=50272,
+        positions="learned",
         source="Zhang et al. (2022), OPT, arXiv:2205.01068, Table 1 and Sec. 2.2; facebook/opt-13b config.json",
     )
 

@@ -19,7 +19,7 @@ import numpy as np
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.kinds.inference.physics import EQUATIONS
 from mlsysim_nb.kinds.inference.table import parameter_groups
-from mlsysim_nb.kinds.inference.view import InferenceView
+from mlsysim_nb.kinds.inference.view import InferenceView, notes
 from mlsysim_nb.model.changes import changed_fields
 from mlsysim_nb.model.equations import Equations
 from mlsysim_nb.model.knob import CONTEXT_WINDOW, declared_knobs, knob, record
@@ -65,15 +65,18 @@ class InferenceMemoryScenario(InferenceView, Scenario):
     each head is replicated (one per device). Under sliding-window attention a layer keeps at most the
     window's tokens.
 
-    A decode step gives every sequence one token: it reads the weights it uses and the whole cache, and does
-    2 FLOPs per active parameter plus attention per sequence; its time is the larger of the bandwidth bound
+    A decode step gives every sequence one token: it reads the weights it uses (all but the lookup tables)
+    and the whole cache, and does 2 FLOPs per active parameter that multiplies (the lookup tables left out)
+    plus attention per sequence; its time is the larger of the bandwidth bound
     and the arithmetic bound. A mixture of experts holds every expert but reads, per layer, the distinct
     experts the batch's tokens are routed to (uniform routing assumed). Prefill processes each prompt at
     peak arithmetic.
 
     Assumptions: every weight at one width (embeddings and norms too); a step at the end of the context,
-    every sequence holding its whole context (the costliest step); the token embedding table counted as
-    read whole each step; peak bandwidth and peak FLOPS reached.
+    every sequence holding its whole context (the costliest step); a lookup table (token embeddings untied
+    from the output layer, learned position embeddings) read only in the batch's rows, counted as nothing,
+    and none assumed where the workload states neither its vocabulary nor its position encoding (tied
+    embeddings are the output layer, read whole); peak bandwidth and peak FLOPS reached.
     Excludes: activations and workspaces beyond the reserve, communication between the t devices, the
     scheduler's preemption and swapping, prefix sharing between sequences, speculative decoding.
 
@@ -89,11 +92,14 @@ class InferenceMemoryScenario(InferenceView, Scenario):
     hardware: HardwareNode = record(label="the accelerator (one of the t devices)")
     weight_bytes_per_parameter: Any = knob(
         2, kind="bytes", symbol="b_w", label="bytes per weight", high=4, control="dropdown", choices=WEIGHT_WIDTHS,
-        help="bytes per stored weight: 2 for 16-bit, 1 for 8-bit, 0.515625 for 4-bit with a 16-bit scale per 128",
+        help=f"bytes per stored weight, at least {_LOWEST['weight_bytes_per_parameter']:g} (1 bit): 2 for 16-bit, 1 "
+        "for 8-bit, 0.515625 for 4-bit with a 16-bit scale per 128",
     )  # fmt: skip
     kv_bytes_per_value: Any = knob(
         2, kind="bytes", symbol="b_kv", label="bytes per cached key or value", high=4, control="dropdown",
-        choices=KV_WIDTHS, help="bytes per element of the key/value cache: 2 for 16-bit, 1 for an 8-bit cache",
+        choices=KV_WIDTHS,
+        help=f"bytes per element of the key/value cache, at least {_LOWEST['kv_bytes_per_value']:g} (2 bits): 2 for "
+        "16-bit, 1 for an 8-bit cache",
     )  # fmt: skip
     batch_size: Any = knob(
         1, kind="count", symbol="b", label="concurrent sequences", high=2**16, control="log",
@@ -263,3 +269,6 @@ class InferenceMemoryScenario(InferenceView, Scenario):
     prompt_tokens = derived("prompt_tokens")
     prefill_flops = derived("prefill_flops")
     prefill_time = derived("prefill_time")
+
+
+InferenceMemoryScenario.NOTES = notes(InferenceMemoryScenario.symbols())

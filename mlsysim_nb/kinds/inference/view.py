@@ -6,9 +6,11 @@ comparison, control and sweep modules read from it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from mlsysim_nb.errors import NotApplicableError
+from mlsysim_nb.kinds.inference.physics import EQUATIONS
 from mlsysim_nb.model.notation import RECORD_QUANTITIES
 from mlsysim_nb.model.presentation import Headline, MemoryChart, SectionSpec, Verdict
 from mlsysim_nb.model.protocol import ScenarioLike
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
     from mlsysim_nb.records.hardware import HardwareNode
     from mlsysim_nb.records.workloads import Workload
 
-__all__ = ["InferenceLike", "InferenceView"]
+__all__ = ["InferenceLike", "InferenceView", "notes"]
 
 
 def _steps(*names: str) -> tuple[tuple[str, str], ...]:
@@ -72,42 +74,47 @@ _SECTIONS = (
         "prefill_time",
     ),
 )
-_NOTES = (
-    (
-        "Equation",
-        (
-            "The KV cache of one token is 2·L·a_kv·d·b_kv bytes (a key and a value in every layer; Kwon et al. "
-            "2023), a_kv/a of multi-head attention's under grouped-query attention (Ainslie et al. 2023). Each "
-            "sequence takes whole blocks of B tokens, so its last block's empty slots are the block waste. "
-            "Tensor parallelism splits the heads, the MLP width and the vocabulary over t devices (Shoeybi et "
-            "al. 2019); with fewer key/value heads than devices each is replicated. A decode step takes the "
-            "larger of its bytes over the memory bandwidth and its FLOPs over the peak FLOPS."
-        ),
-    ),
-    (
-        "Assumptions",
-        (
-            "Every weight at the stated width (a 4-bit format's group scales counted in the width: 4 bits plus "
-            "a 16-bit scale per 128 weights is 4.125 bits); the step costed is the last, each sequence holding "
-            "its whole context; every weight a step uses is read once per step, a lookup table (token "
-            "embeddings untied from the output layer, learned positions) only in its tokens' rows, counted as "
-            "nothing; a mixture of experts' tokens pick their experts uniformly at random, so b tokens "
-            "touch E·(1 − (1 − k/E)^b) distinct experts per layer (k at b = 1); peak bandwidth and peak FLOPS "
-            "are reached. The reserve default, 10 % of each device, is what vLLM's default "
-            "gpu_memory_utilization of 0.9 leaves outside the engine's budget (0.92 in its current "
-            "releases); the activations vLLM profiles "
-            "inside that budget are not counted, so the largest batch is an upper bound."
-        ),
-    ),
-    (
-        "Excludes",
-        (
-            "Communication between the t devices, activations and workspaces beyond the reserve, the "
-            "scheduler's preemption and swapping, prefix sharing between sequences, speculative decoding, and "
-            "the time to first token beyond prefill's arithmetic."
-        ),
-    ),
-)
+
+
+def _formula(symbols: Mapping[str, Any], name: str) -> str:
+    """``m_kv = 2 · L · a_kv,dev · d · b_kv``: an equation as the derivation writes it, from the kind's table."""
+    formula = EQUATIONS.formula(name)
+    return f"{symbols[name].text()} = {formula.render(symbols, 'text', case=formula.cases[-1])}"
+
+
+def notes(symbols: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The derivation's notes, their equations written from the kind's table (never typed twice)."""
+    equation = (
+        f"The KV cache of one token on one device is {_formula(symbols, 'kv_cache_per_token')} (a key and a value "
+        "in every layer, for the key/value heads the device holds; Kwon et al. 2023), a_kv/a of multi-head "
+        "attention's under grouped-query attention (Ainslie et al. 2023). Each sequence takes whole blocks of B "
+        "tokens, so its last block's empty slots are the block waste. Tensor parallelism splits the heads, the MLP "
+        "width and the vocabulary over t devices (Shoeybi et al. 2019); with fewer key/value heads than devices "
+        f"each is replicated. A decode step reads {_formula(symbols, 'weights_read_per_step')} of weights (dense: "
+        f"all but the lookup tables) beside the cache, does {_formula(symbols, 'decode_flops_per_step')}, and takes "
+        "the larger of its bytes over the memory bandwidth and its FLOPs over the peak FLOPS."
+    )
+    assumptions = (
+        "Every weight at the stated width (a 4-bit format's group scales counted in the width: 4 bits plus "
+        "a 16-bit scale per 128 weights is 4.125 bits); the step costed is the last, each sequence holding "
+        "its whole context; every weight a step uses is read once per step, a lookup table (token "
+        "embeddings untied from the output layer, learned positions) only in its tokens' rows, counted as "
+        "nothing, and none assumed where the workload does not state its vocabulary or position "
+        "encoding; a mixture of experts' tokens pick their experts uniformly at random, so b tokens touch "
+        f"{_formula(symbols, 'experts_touched')} distinct experts per layer (k at b = 1); peak bandwidth and "
+        "peak FLOPS are reached. The reserve default, 10 % of each device, is what vLLM's default "
+        "gpu_memory_utilization of 0.9 leaves outside the engine's budget (0.92 in its current "
+        "releases); the activations vLLM profiles inside that budget are not counted, so the largest batch is "
+        "an upper bound."
+    )
+    excludes = (
+        "Communication between the t devices, activations and workspaces beyond the reserve, the "
+        "scheduler's preemption and swapping, prefix sharing between sequences, speculative decoding, and "
+        "the time to first token beyond prefill's arithmetic."
+    )
+    return (("Equation", equation), ("Assumptions", assumptions), ("Excludes", excludes))
+
+
 _COMPARISON_ROWS = (
     "weights", "kv_cache_per_token", "kv_cache", "block_waste", "reserve", "total", "fits", "max_batch_size",
     "max_context_length", "bytes_read_per_step", "decode_time_per_token", "tokens_per_second",
@@ -165,12 +172,17 @@ class InferenceLike(ScenarioLike, Protocol):
         """The decode speed in words."""
         ...
 
+    def unstated_lookups(self) -> tuple[str, ...]:
+        """What the workload leaves unsaid about its lookup tables."""
+        ...
+
 
 class InferenceView:
     """The presentation of a serving scenario (a mixin of :class:`InferenceMemoryScenario`)."""
 
     SECTIONS: ClassVar[tuple[SectionSpec, ...]] = _SECTIONS
-    NOTES: ClassVar[tuple[tuple[str, str], ...]] = _NOTES
+    #: the derivation's notes, written by :func:`notes` once the class's notation exists (``model.py``)
+    NOTES: ClassVar[tuple[tuple[str, str], ...]] = ()
     COMPARISON_ROWS: ClassVar[tuple[str, ...]] = _COMPARISON_ROWS
 
     def default_title(self: InferenceLike) -> str:
@@ -222,6 +234,14 @@ class InferenceView:
                 f"{t} devices share {kv} key/value heads: each head, its K and V projections and its cache are "
                 f"replicated on {replicas:g} devices, so the cache per device stops shrinking at one head."
             )
+        unstated = self.unstated_lookups()
+        if unstated:
+            out.append(
+                f"{self.workload.name} does not state {' or '.join(unstated)}: no lookup table is assumed for "
+                "what it leaves unsaid, so "
+                "a decode step is counted as reading every weight (untied token embeddings or learned positions "
+                "would be read only in the batch's rows)."
+            )
         if self.flag("has_experts"):
             out.append(
                 "The experts a decode step reads assume uniform top-k routing; a skewed router touches fewer "
@@ -233,6 +253,16 @@ class InferenceView:
                 f"Sliding-window attention: each layer keeps at most the last {window:,} tokens, the step's own "
                 "included (between steps transformers' cache holds one fewer)."
             )
+        return tuple(out)
+
+    def unstated_lookups(self: InferenceLike) -> tuple[str, ...]:
+        """What the workload leaves unsaid about its lookup tables (its vocabulary, its position encoding)."""
+        w = self.workload
+        out = []
+        if w.vocab_size is None:
+            out.append("its vocabulary (vocab_size)")
+        if w.positions is None:
+            out.append("its position encoding (positions)")
         return tuple(out)
 
     def memory_chart(self: InferenceLike) -> MemoryChart:
