@@ -167,17 +167,18 @@ def _regrade(source: Path, submissions: list[Path]) -> int:
 
 
 def _scan(paths: list[Path]) -> int:
-    """Print each finding; exit status 1 when there is one, 2 when a path does not exist."""
-    from mlsysim_nb.submissions import scan
+    """Print each finding, escaped; exit status 1 when there is one, 2 when a path does not exist (the rest are read)."""
+    from mlsysim_nb.submissions import printable, scan
 
-    missing = [p for p in paths if not p.exists()]
+    missing = [p for p in paths if not (p.exists() or p.is_symlink())]
     if missing:
-        print(f"no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
-        return 2
-    findings = scan(paths)
+        print(f"no such file or folder: {', '.join(printable(p) for p in missing)}", file=sys.stderr)
+    findings = scan([p for p in paths if p not in missing])
     for finding in findings:
         print(finding)
     print(f"{len(findings)} finding(s): read those cells before trusting their scores" if findings else "no findings")
+    if missing:
+        return 2
     return 1 if findings else 0
 
 
