@@ -229,7 +229,10 @@ def _regrade(args: argparse.Namespace) -> int:
 
 
 def _scan(paths: list[Path]) -> int:
-    """Print each finding, escaped; exit status 1 when there is one, 2 when a path does not exist (the rest are read)."""
+    """Print each finding, escaped; exit status 1 when there is one, 2 when a path does not exist (the rest are read).
+
+    The paths given are the instructor's own; what they hold is hostile, and is read and printed as such.
+    """
     from mlsysim_nb.submissions import printable, scan
 
     missing = [p for p in paths if not (p.exists() or p.is_symlink())]

@@ -163,7 +163,9 @@ def _answer_names(code: str) -> set[str]:
 
 def write_key(folder: Path, sources: Iterable[Path]) -> Path:
     """Record the key of every notebook in ``sources`` and write it to ``folder/answer_key.json``."""
-    notebooks = {path.stem: {gid: [e.to_json() for e in found] for gid, found in record(path).items()} for path in sources}
+    notebooks = {
+        path.stem: {gid: [e.to_json() for e in found] for gid, found in record(path).items()} for path in sources
+    }
     path = Path(folder) / KEY_FILE
     path.write_text(json.dumps({"notebooks": notebooks}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return path

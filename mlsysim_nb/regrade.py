@@ -285,9 +285,15 @@ def regrade(
         else:
             answers, note = submission_answers(notebook, path.name, path.parent, limits)
             if _package_digest() != before:
-                msg = f"a file of the package changed while {printable(path)} ran: stop, restore the package, and read that submission"
+                msg = (
+                    f"a file of the package changed while {printable(path)} ran: "
+                    "stop, restore the package, and read that submission"
+                )
                 raise PackageChangedError(msg)
-            items = [i if i.note or not note else ItemResult(i.grade_id, i.points, i.earned, note) for i in grade(tests, answers)]
+            items = [
+                i if i.note or not note else ItemResult(i.grade_id, i.points, i.earned, note)
+                for i in grade(tests, answers)
+            ]
             result = Regrade(path, items, student_of(path), note)
         results.append(result)
         if on_graded is not None:

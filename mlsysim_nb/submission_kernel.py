@@ -97,7 +97,7 @@ def _copy_folder(folder: Path | None, work: Path, cap: int) -> None:
 
 def _run_in_kernel(work: Path, codes: list[str], limits: Limits) -> Run:
     import zmq
-    from jupyter_client import KernelManager
+    from jupyter_client.manager import KernelManager
 
     start = time.monotonic()
     context = zmq.Context()
@@ -146,24 +146,11 @@ def _execute(  # noqa: PLR0917 - one private step of _run_in_kernel
 ) -> str:
     """Run one cell and wait for it within its time limit and the budget; the text it printed, if ``keep``."""
     msg_id = client.execute(code, store_history=True, allow_stdin=False, stop_on_error=False)
-    cell_end = time.monotonic() + limits.cell_timeout
-    budget_end = start + limits.budget
+    ends = (time.monotonic() + limits.cell_timeout, start + limits.budget)
     printed: list[str] = []
     while True:
-        now = time.monotonic()
-        if now >= budget_end:
-            raise _StoppedError(f"stopped: past its time budget of {limits.budget:g} s")
-        if now >= cell_end:
-            raise _StoppedError(f"stopped: a cell ran past its limit of {limits.cell_timeout:g} s")
-        try:
-            msg = client.get_iopub_msg(timeout=min(1.0, cell_end - now, budget_end - now))
-        except queue.Empty:
-            if not manager.is_alive():
-                raise _StoppedError("stopped: its kernel died") from None
-            if monitor.poll(0):  # the kernel sent a message over the cap: the connection was dropped unread
-                raise _StoppedError(f"stopped: one output message passed the cap of {limits.message_cap:,} bytes") from None
-            continue
-        if msg.get("parent_header", {}).get("msg_id") != msg_id:
+        msg = _next_message(client, manager, monitor, ends, limits)
+        if msg is None or msg.get("parent_header", {}).get("msg_id") != msg_id:
             continue
         kind, content = msg.get("msg_type"), msg.get("content", {})
         if kind in {"stream", "display_data", "execute_result", "error", "update_display_data"}:
@@ -174,3 +161,21 @@ def _execute(  # noqa: PLR0917 - one private step of _run_in_kernel
                 printed.append(str(content.get("text", "")))
         elif kind == "status" and content.get("execution_state") == "idle":
             return "".join(printed)
+
+
+def _next_message(client: Any, manager: Any, monitor: Any, ends: tuple[float, float], limits: Limits) -> Any:
+    """The kernel's next output message, or ``None`` after a second without one; stops a cell past its time."""
+    cell_end, budget_end = ends
+    now = time.monotonic()
+    if now >= budget_end:
+        raise _StoppedError(f"stopped: past its time budget of {limits.budget:g} s")
+    if now >= cell_end:
+        raise _StoppedError(f"stopped: a cell ran past its limit of {limits.cell_timeout:g} s")
+    try:
+        return client.get_iopub_msg(timeout=min(1.0, cell_end - now, budget_end - now))
+    except queue.Empty:
+        if not manager.is_alive():
+            raise _StoppedError("stopped: its kernel died") from None
+        if monitor.poll(0):  # the kernel sent a message over the cap: the connection was dropped unread
+            raise _StoppedError(f"stopped: one output message passed the cap of {limits.message_cap:,} bytes") from None
+        return None

@@ -269,9 +269,13 @@ def scan_notebook(path: Path) -> list[Finding]:
         try:
             if cell.get("cell_type") != "code" or _is_visible_check(cell_source(cell)):
                 continue
-            found += [Finding(Path(path), index, grade_id, line, what) for line, what in _findings_in_code(cell_source(cell))]
+            found += [
+                Finding(Path(path), index, grade_id, line, what) for line, what in _findings_in_code(cell_source(cell))
+            ]
         except (RecursionError, MemoryError) as err:
-            found.append(Finding(Path(path), index, grade_id, 0, f"cannot be read: nested too deeply ({type(err).__name__})"))
+            found.append(
+                Finding(Path(path), index, grade_id, 0, f"cannot be read: nested too deeply ({type(err).__name__})")
+            )
     return found
 
 

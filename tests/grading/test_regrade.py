@@ -125,7 +125,9 @@ POINTS = sum(t.points for t in hidden_tests(SOURCE))
 def _minimal(path: Path, *codes: str) -> Path:
     """A submission of the given code cells (nbgrader's layout when ``path`` is inside one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    cells = [{"cell_type": "code", "metadata": {}, "source": code, "outputs": [], "execution_count": None} for code in codes]
+    cells = [
+        {"cell_type": "code", "metadata": {}, "source": code, "outputs": [], "execution_count": None} for code in codes
+    ]
     path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
     return path
 
@@ -197,7 +199,9 @@ def test_output_over_the_cap_stops_the_submission(tmp_path: Path) -> None:
     from mlsysim_nb.regrade import Limits
 
     big = _submitted(tmp_path, "big", HONEST, "print('x' * 50_000_000)")
-    flood = _submitted(tmp_path, "flood", HONEST, "import sys\nfor _ in range(30):\n    print('y' * 2**20); sys.stdout.flush()")
+    flood = _submitted(
+        tmp_path, "flood", HONEST, "import sys\nfor _ in range(30):\n    print('y' * 2**20); sys.stdout.flush()"
+    )
     one, many = regrade(SOURCE, [big, flood], limits=Limits(budget=60))
     assert (one.score, one.note) == (0, "stopped: one output message passed the cap of 8,388,608 bytes")
     assert (many.score, many.note) == (0, "stopped: its output passed the cap of 16,777,216 bytes")
@@ -234,15 +238,21 @@ def test_the_gradebook_keeps_what_was_graded_before_a_submission_killed_the_grad
     book = tmp_path / "grades.csv"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = [sys.executable, "-m", "mlsysim_nb", "regrade", "--gradebook", str(book), "--source", str(SOURCE)]
-    done = subprocess.run([*command, str(first), str(killer), str(last)], env=env, capture_output=True, timeout=300, check=False)
+    done = subprocess.run(
+        [*command, str(first), str(killer), str(last)], env=env, capture_output=True, timeout=300, check=False
+    )
     assert done.returncode == -9
     rows = list(csv.reader(book.read_text(encoding="utf-8").splitlines()))
     assert rows[0] == ["student", "notebook", "item", "points", "max points", "note"]
     ids = [t.grade_id for t in hidden_tests(SOURCE)]
-    assert rows[1:] == [["first", NAME, i, f"{t.points:g}", f"{t.points:g}", ""] for i, t in zip(ids, hidden_tests(SOURCE), strict=True)]
+    assert rows[1:] == [
+        ["first", NAME, i, f"{t.points:g}", f"{t.points:g}", ""] for i, t in zip(ids, hidden_tests(SOURCE), strict=True)
+    ]
 
 
-def test_the_command_writes_the_gradebook_and_escapes_what_it_prints(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_command_writes_the_gradebook_and_escapes_what_it_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A student folder named with an escape sequence is printed escaped; the CSV quotes a name that looks like a formula."""
     from mlsysim_nb.__main__ import main
 

@@ -37,7 +37,10 @@ def test_a_kernel_prints_no_traceback_for_a_wrong_answer() -> None:
     client = NotebookClient(nb, timeout=60, kernel_name="python3", allow_errors=True)
     client.execute()
     (form,) = nb.cells[0].outputs
-    assert (form.output_type, form.text) == ("stream", "✗ Check the form: the answer is a positive amount; check the sign. Hint: more\n")
+    assert (form.output_type, form.text) == (
+        "stream",
+        "✗ Check the form: the answer is a positive amount; check the sign. Hint: more\n",
+    )
     (error,) = [o for o in nb.cells[1].outputs if o.output_type == "error"]
     assert (error.ename, len(error.traceback)) == ("WrongAnswer", 1)
     assert "not within tolerance" in error.traceback[0]

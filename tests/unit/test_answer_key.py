@@ -52,10 +52,15 @@ def test_recording_leaves_the_grading_alone() -> None:
     assert not any("record" in name for name in vars(exercises))
 
 
-def test_working_alone_the_check_says_within_tolerance_or_not(self_study: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_working_alone_the_check_says_within_tolerance_or_not(
+    self_study: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """With the key beside the notebook: 38.5 GB matches 38.52 GB; 45 GB and 30 GB get the same words, no number."""
     check(38.5, unit="GB", label="1.1")
-    assert capsys.readouterr().out == "Answer recorded: 38.5 GB. ✓ It matches the model's value (within the exercise's tolerance).\n"
+    assert (
+        capsys.readouterr().out
+        == "Answer recorded: 38.5 GB. ✓ It matches the model's value (within the exercise's tolerance).\n"
+    )
     check(45, unit="GB", label="1.1", hints=["a nudge", "the method"])
     high = capsys.readouterr().out
     check(30, unit="GB", label="1.1", hints=["a nudge", "the method"])
@@ -83,7 +88,9 @@ def test_a_whole_number_matches_exactly(self_study: Path, capsys: pytest.Capture
     assert capsys.readouterr().out == "Answer recorded: 63. ✓ It matches the model's value (exactly).\n"
 
 
-def test_without_a_key_the_check_confirms_the_form_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_without_a_key_the_check_confirms_the_form_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The graded release and the instructor's notebooks have no key: the check says nothing of the value."""
     monkeypatch.chdir(tmp_path)
     check(40, unit="GB", label="1.1")
@@ -94,7 +101,12 @@ def test_without_a_key_the_check_confirms_the_form_alone(tmp_path: Path, monkeyp
 
 @pytest.mark.parametrize(
     "content",
-    ["{not json", "[" * 100_000, json.dumps({"notebooks": {"x": {"check_1_1": [{"expected": "9**9**9"}]}}}), json.dumps([1])],
+    [
+        "{not json",
+        "[" * 100_000,
+        json.dumps({"notebooks": {"x": {"check_1_1": [{"expected": "9**9**9"}]}}}),
+        json.dumps([1]),
+    ],
 )
 def test_a_broken_key_is_no_key(tmp_path: Path, content: str) -> None:
     """A key this package did not write (broken, deeply nested, of another shape) is read as no key, never an error."""

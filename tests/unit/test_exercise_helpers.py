@@ -51,7 +51,10 @@ def test_hint_after_a_wrong_form_starts_at_the_first(capsys: pytest.CaptureFixtu
     [
         (5.1, 'hint() takes the exercise\'s label as text, in quotes: hint("5.1"), not hint(5.1).'),
         (63, 'hint() takes the exercise\'s label as text, in quotes: hint("63"), not hint(63).'),
-        ("63 sequences", "hint() takes the exercise's label, such as hint(\"1.1\"), not an answer: got '63 sequences'."),
+        (
+            "63 sequences",
+            "hint() takes the exercise's label, such as hint(\"1.1\"), not an answer: got '63 sequences'.",
+        ),
         ("45", "hint() takes the exercise's label, such as hint(\"1.1\"), not an answer: got '45'."),
         ("9.9", "No hints for '9.9' yet: run the exercise's check cell first."),
     ],
@@ -91,7 +94,11 @@ def test_the_visible_check_does_not_judge_the_value(capsys: pytest.CaptureFixtur
     ("answer", "options", "message"),
     [
         (-3, {"unit": "GB"}, "the answer is a positive amount; check the sign"),
-        ("6 s", {"unit": "GB"}, "your answer has the wrong dimension: s is a [time], and the answer is a [information] (asked in GB)"),
+        (
+            "6 s",
+            {"unit": "GB"},
+            "your answer has the wrong dimension: s is a [time], and the answer is a [information] (asked in GB)",
+        ),
         ("six", {"unit": "GB"}, "could not read your answer 'six' as a number with a unit (UndefinedUnitError)"),
         ([6], {"unit": "GB"}, "your answer should be a number in GB, a quantity or text, got a list"),
         (12.5, {"whole": True}, "the answer is a whole number; got 12.5"),

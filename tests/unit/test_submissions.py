@@ -136,7 +136,10 @@ def _notebook_text(cells: object) -> str:
     ("content", "why"),
     [
         (_notebook_text([1, 2]), "cell 0 is not an object"),
-        (_notebook_text([{"cell_type": "code", "metadata": [], "source": "x = 1"}]), "metadata of cell 0 is not an object"),
+        (
+            _notebook_text([{"cell_type": "code", "metadata": [], "source": "x = 1"}]),
+            "metadata of cell 0 is not an object",
+        ),
         (_notebook_text([{"cell_type": "code", "metadata": {"nbgrader": "x"}, "source": ""}]), "metadata of cell 0"),
         (_notebook_text([{"cell_type": "code", "metadata": {}, "source": [1]}]), "source of cell 0 is not text"),
         (_notebook_text({"a": 1}), "no list of cells"),
