@@ -41,12 +41,9 @@ def test_every_hand_graded_answer_is_on_its_notebooks_sheet(sheets: Path) -> Non
 
 
 def test_each_sheet_opens_with_the_answer_key_of_the_autograded_items(sheets: Path) -> None:
-    """The sheet lists each autograded item with the value its hidden test compares against, computed by the package.
-
-    Notebook 1's exercise 1.1 asks for GPT-2's gradients and Adam state: 3.21e9 x (4 + 8) B = 38.52 GB, within 2 %;
-    1.3 asks for the copies of SGD with momentum, (4 + 4 + 4) B over the 4 B weight = 3. The capstone's run has no
-    fixed value.
-    """
+    """Each sheet lists every autograded item with the value its hidden test compares against, computed by the package."""
+    # notebook 1's 1.1: GPT-2's gradients and Adam state, 3.21e9 x (4 + 8) B = 38.52 GB, within 2 %;
+    # 1.3: the copies of SGD with momentum, (4 + 4 + 4) B over the 4 B weight = 3; the capstone's run has no fixed value
     tmp_path = sheets
     first = (tmp_path / "01_where_memory_goes.md").read_text(encoding="utf-8")
     assert "## Answer key of the autograded items" in first

@@ -57,9 +57,9 @@ def _printed(cells: list[dict], grade_id: str) -> str:
 
 
 def test_working_alone_run_all_says_within_tolerance_and_runs_past_a_malformed_answer(tmp_path: Path) -> None:
-    """Notebook 1 run top to bottom: 38.52 GB matches (3.21e9 x 12 B), '63 sequences' is told its form, 45 GB is
-    not within tolerance; no cell raises and every cell runs. Without the key, the same answer gets the form alone.
-    """
+    """Working alone, Run All of notebook 1 says within tolerance or not, runs past a malformed answer, never raises."""
+    # 1.1: 3.21e9 x (4 + 8) B = 38.52 GB matches; '63 sequences' is told its form; 45 copies is not within tolerance
+    # of 3; without the key (a graded class) the same 38.52 gets the form alone
     answers = {
         "answer_1_1": "answer_1_1 = 38.52",
         "answer_1_2": "answer_1_2 = '63 sequences'",
