@@ -150,16 +150,17 @@ def _execute(  # noqa: PLR0917 - one private step of _run_in_kernel
     printed: list[str] = []
     while True:
         msg = _next_message(client, manager, monitor, ends, limits)
-        if msg is None or msg.get("parent_header", {}).get("msg_id") != msg_id:
+        if msg is None:
             continue
         kind, content = msg.get("msg_type"), msg.get("content", {})
-        if kind in {"stream", "display_data", "execute_result", "error", "update_display_data"}:
+        ours = msg.get("parent_header", {}).get("msg_id") == msg_id
+        if kind not in {"status", "execute_input"}:  # output, displays, widgets, a thread's prints: all count
             counted[0] += len(json.dumps(content, default=str))
             if counted[0] > limits.output_cap:
                 raise _StoppedError(f"stopped: its output passed the cap of {limits.output_cap:,} bytes")
-            if keep and kind == "stream" and content.get("name") == "stdout":
+            if ours and keep and kind == "stream" and content.get("name") == "stdout":  # the answers' line
                 printed.append(str(content.get("text", "")))
-        elif kind == "status" and content.get("execution_state") == "idle":
+        elif ours and kind == "status" and content.get("execution_state") == "idle":
             return "".join(printed)
 
 
