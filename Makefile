@@ -73,9 +73,10 @@ notebooks: $(VENV)/.test-installed
 	$(BIN)/python scripts/check_notebooks.py notebooks
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python scripts/make_assignments.py build/course --student student
 
-# the graders' sheets: each hand-graded answer's question, rubric and model answer, build/rubrics/NN_name.md
-rubrics:
-	python3 scripts/make_rubrics.py build/rubrics
+# the graders' sheets, build/rubrics/NN_name.md: the answer key of the autograded items (computed by the
+# package from the hidden tests), and each hand-graded answer's question, rubric and model answer
+rubrics: $(VENV)/.course-installed
+	$(BIN)/python scripts/make_rubrics.py build/rubrics
 
 # the student release with nbgrader: build/course/release/NN_name/ (solutions and hidden tests removed)
 assignments: $(VENV)/.course-installed

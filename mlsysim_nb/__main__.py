@@ -126,14 +126,23 @@ def _run(argv: list[str] | None) -> int:
     sub.add_parser("list", help="list the named scenarios")
     scan = sub.add_parser("scan-submissions", help="flag submitted notebooks whose cells tamper with the grading")
     scan.add_argument("paths", nargs="+", type=Path, help="notebooks or folders (e.g. nbgrader's submitted/)")
-    again = sub.add_parser("regrade", help="regrade submissions outside their kernels, against the hidden tests")
+    again = sub.add_parser(
+        "regrade", help="the grade of record: regrade submissions outside their kernels, against the hidden tests"
+    )
     again.add_argument("--source", type=Path, required=True, help="the instructor's notebook (notebooks/NN_name.ipynb)")
-    again.add_argument("submissions", nargs="+", type=Path, help="submitted notebooks of that assignment")
+    again.add_argument("submissions", nargs="+", type=Path, help="submitted notebooks of that assignment, or folders")
+    again.add_argument(
+        "--gradebook", type=Path, help="the CSV gradebook to append to (default: regrade_NN_name.csv here)"
+    )
+    again.add_argument("--nbgrader-db", type=Path, help="also write the points into nbgrader's gradebook.db")
+    again.add_argument("--cell-timeout", type=_seconds, default=120.0, help="seconds one cell may run (120)")
+    again.add_argument("--budget", type=_seconds, default=600.0, help="seconds one submission may run in all (600)")
+    again.add_argument("--output-cap", type=_megabytes, default=16.0, help="MB of output one submission may print (16)")
     args = parser.parse_args(argv)
     if args.command == "scan-submissions":
         return _scan(args.paths)
     if args.command == "regrade":
-        return _regrade(args.source, args.submissions)
+        return _regrade(args)
     if args.command == "list":
         for name, kind, title, _ in Scenarios.rows():
             print(f"{name:45} {kind:26} {title}")
@@ -153,31 +162,88 @@ def _run(argv: list[str] | None) -> int:
     return 0
 
 
-def _regrade(source: Path, submissions: list[Path]) -> int:
-    """Print each submission's regraded score; exit status 2 when a file does not exist."""
-    from mlsysim_nb.regrade import regrade
+def _seconds(text: str) -> float:
+    """A positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1e6:
+        msg = f"needs a positive number of seconds, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
 
-    missing = [p for p in (source, *submissions) if not p.is_file()]
-    if missing:
-        print(f"no such file: {', '.join(map(str, missing))}", file=sys.stderr)
+
+def _megabytes(text: str) -> float:
+    """A positive number of megabytes (10^6 bytes)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1e6:
+        msg = f"needs a positive number of MB, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _regrade(args: argparse.Namespace) -> int:
+    """Grade each submission and append its rows to the gradebook as soon as it is graded.
+
+    Exit status 0; 1 when a submission could not be read or was stopped; 2 when the source does not exist;
+    3 when a submission changed the package (the regrade stops, keeping what it wrote).
+    """
+    from mlsysim_nb.gradebook import append_rows, write_nbgrader
+    from mlsysim_nb.regrade import Limits, PackageChangedError, Regrade, regrade
+    from mlsysim_nb.submissions import printable
+
+    source: Path = args.source
+    if not source.is_file():
+        print(f"no such file: {printable(source)}", file=sys.stderr)
         return 2
-    for result in regrade(source, submissions):
-        print(result)
-    return 0
+    gradebook: Path = args.gradebook or Path(f"regrade_{source.stem}.csv")
+    cap = int(args.output_cap * 1e6)
+    limits = Limits(cell_timeout=args.cell_timeout, budget=args.budget, output_cap=cap, message_cap=min(cap, 8 * 2**20))
+    if args.nbgrader_db is not None:
+        try:
+            write_nbgrader(args.nbgrader_db, source.stem, [])  # the assignment must be there before any runs
+        except ValueError as error:
+            print(printable(error), file=sys.stderr)
+            return 2
+    troubled = [0]
+
+    def graded(result: Regrade) -> None:
+        rows = result.rows(source.stem)
+        append_rows(gradebook, rows)
+        if args.nbgrader_db is not None:
+            write_nbgrader(args.nbgrader_db, source.stem, rows)
+        troubled[0] += bool(result.note)
+        print(result, flush=True)
+
+    try:
+        results = regrade(source, args.submissions, limits=limits, on_graded=graded)
+    except PackageChangedError as error:
+        print(error, file=sys.stderr)
+        return 3
+    print(f"appended {len(results)} submission(s) to {printable(gradebook)}", file=sys.stderr)
+    return 1 if troubled[0] else 0
 
 
 def _scan(paths: list[Path]) -> int:
-    """Print each finding; exit status 1 when there is one, 2 when a path does not exist."""
-    from mlsysim_nb.submissions import scan
+    """Print each finding, escaped; exit status 1 when there is one, 2 when a path does not exist (the rest are read).
 
-    missing = [p for p in paths if not p.exists()]
+    The paths given are the instructor's own; what they hold is hostile, and is read and printed as such.
+    """
+    from mlsysim_nb.submissions import printable, scan
+
+    missing = [p for p in paths if not (p.exists() or p.is_symlink())]
     if missing:
-        print(f"no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
-        return 2
-    findings = scan(paths)
+        print(f"no such file or folder: {', '.join(printable(p) for p in missing)}", file=sys.stderr)
+    findings = scan([p for p in paths if p not in missing])
     for finding in findings:
         print(finding)
     print(f"{len(findings)} finding(s): read those cells before trusting their scores" if findings else "no findings")
+    if missing:
+        return 2
     return 1 if findings else 0
 
 

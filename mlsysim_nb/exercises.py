@@ -14,16 +14,21 @@ when the answer is off, says "not within tolerance" and nothing about how far or
 in which direction; only a slip of unit or scale (an answer in bytes where GB
 was asked, a GB/GiB mix-up, a percentage for a fraction) is named as such.
 
-A failed check raises :class:`WrongAnswer`, an ``AssertionError`` that a
-notebook shows as one short styled line instead of a traceback (and that still
-counts as a failure for a grader). ``hint(label)`` shows the next, more explicit
-hint of an exercise; the last one gives the method.
+The visible check never raises: an answer of the wrong form is told what is wrong
+in one line, and Run All goes on. A failed graded check raises
+:class:`WrongAnswer`, an ``AssertionError`` that a notebook shows as one short
+styled line instead of a traceback (and that still counts as a failure for a
+grader). ``hint(label)`` shows the next, more explicit hint of an exercise; the
+last one gives the method. Working alone, with the answer key that ``make
+student`` writes beside the self-study notebooks (:mod:`mlsysim_nb.answer_key`),
+``check`` also says whether the value is within tolerance, never how far off.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -63,6 +68,9 @@ NOT_GRADED = "Not graded: the answer could not be compared with the model's valu
 #: copy of the cell does not say "not answered" a second time
 _REMINDED: list[bool] = [False]
 
+#: what an exercise's label looks like ("1.1", "12.4"): text of another form passed to hint() is an answer
+_LABEL = re.compile(r"\w{1,8}(\.\w{1,8})+")
+
 
 def _register(label: str, hints: tuple[str, ...]) -> None:
     if label and hints:
@@ -98,13 +106,17 @@ def check(
     hints: tuple[str, ...] | list[str] = (),
     label: str = "",
 ) -> None:
-    """The visible check of an exercise: confirm what is fair before grading, never the value.
+    """The visible check of an exercise: confirm what is fair before grading; never raise, so Run All goes on.
 
-    It knows nothing of the expected value: it says whether the exercise is
-    answered, whether the answer reads in ``unit`` (a quantity of another
-    dimension, a string that is not a number fail), whether it is a whole number,
-    lies in ``between`` or is one of ``choices``, and its sign. The value itself
-    is graded by :func:`require` in the hidden tests.
+    It says whether the exercise is answered, whether the answer reads in ``unit`` (a quantity of another
+    dimension, a string that is not a number fail), whether it is a whole number, lies in ``between`` or is
+    one of ``choices``, and its sign. An answer of the wrong form is told what is wrong in one line, and the
+    notebook runs on; the graded check, :func:`require` in the hidden tests, still scores it 0.
+
+    Working alone (the self-study notebooks, with the answer key that ``make student`` writes beside them),
+    it also says whether the value is within the exercise's tolerance of the model's value, never how far
+    off or in which direction. Without a key (the graded release, the instructor's notebooks) it knows
+    nothing of the expected value and cannot give it away.
 
     Parameters
     ----------
@@ -123,11 +135,6 @@ def check(
     label
         The exercise's label, e.g. ``"1.1"``, which ``hint()`` takes.
 
-    Raises
-    ------
-    WrongAnswer
-        When the answer has the wrong form (an ``AssertionError``).
-
     >>> check(None, unit="GB")
     Not answered yet: replace None with your answer (in GB) and run this cell again.
     >>> check("24 GB", unit="GB")
@@ -135,9 +142,7 @@ def check(
     >>> check(6.4e10, unit="GB")  # doctest: +ELLIPSIS
     Answer recorded: 6.4e+10 GB. ... Note: 6.4e+10 GB is more than a petabyte; if you typed bytes, convert to GB.
     >>> check(-3, unit="GB", hints=["a nudge", "the method"])
-    Traceback (most recent call last):
-    ...
-    mlsysim_nb.exercises.WrongAnswer: Check the form: the answer is a positive amount; check the sign. Hint: a nudge
+    ✗ Check the form: the answer is a positive amount; check the sign. Hint: a nudge
     """
     steps = tuple(hints) or ((hint,) if hint else ())
     _register(label, steps)
@@ -150,12 +155,13 @@ def check(
         problem, got = form_problem(answer, unit, sign, whole, between, choices)
     except WrongAnswer as error:
         problem, got = str(error), 0.0
-    if problem:
-        if steps:
-            _shown(label, 1)
-        raise WrongAnswer(f"Check the form: {problem}.{_hint_text(label, steps)}")
+    if problem:  # one line, and the notebook runs on: the hidden test still scores it 0
+        print(f"✗ Check the form: {problem}.{_hint_text(label, steps)}")  # noqa: T201
+        return
+    judged = _self_study_verdict(answer, label, steps)
     if choices is not None:
-        print(f"Answer recorded: {answer!r}, one of the choices; it is graded when the notebook is graded.")  # noqa: T201
+        graded = f".{judged}" if judged else "; it is graded when the notebook is graded."
+        print(f"Answer recorded: {answer!r}, one of the choices{graded}")  # noqa: T201
         return
     said = [f"reads in {unit}" if unit else ("is a whole number" if whole else "is a plain number")]
     said += ["is a whole number"] if whole and unit else []
@@ -163,8 +169,33 @@ def check(
     said += {"positive": ["is positive"], "negative": ["is negative"]}.get(sign, [])
     listed = ", ".join(said[:-1]) + (" and " if len(said) > 1 else "") + said[-1]
     shown = f"{got:.4g}{f' {unit}' if unit else ''}"
+    if judged:
+        print(f"Answer recorded: {shown}.{judged}{scale_note(got, unit)}")  # noqa: T201
+        return
     graded = "its value is graded when the notebook is graded"
     print(f"Answer recorded: {shown}. It {listed}; {graded}.{scale_note(got, unit)}")  # noqa: T201
+
+
+def _self_study_verdict(answer: Any, label: str, steps: tuple[str, ...]) -> str:
+    """Working alone, with the answer key beside the notebook: within tolerance or not, never how far; else ``""``."""
+    from mlsysim_nb.answer_key import lookup
+
+    expectations = lookup(label) if label else None
+    if not expectations:
+        return ""
+    problems = []
+    for e in expectations:
+        try:
+            ok, why = verdict(answer, e.expected, e.accept, e.unit, e.rel)
+        except WrongAnswer as error:
+            ok, why = False, str(error)
+        if not ok:
+            problems.append(why)
+    if not problems:
+        within = "exactly" if all(e.rel == 0 for e in expectations) else "within the exercise's tolerance"
+        return f" ✓ It matches the model's value ({within})."
+    said = f"Not quite: {problems[0]}." if problems[0] else NOT_WITHIN_TOLERANCE
+    return f" ✗ {said}{_hint_text(label, steps)}"
 
 
 def require(
@@ -245,11 +276,11 @@ def grading() -> Iterator[None]:
         raise WrongAnswer(f"{NOT_GRADED} ({type(error).__name__}).") from None
 
 
-def hint(label: str) -> None:
+def hint(label: Any) -> None:
     """Show the next hint of exercise ``label`` (run its check cell once first).
 
-    The first call shows the first hint, unless a wrong answer has already shown it;
-    after the last, ``hint()`` shows the last one again.
+    The first call shows the first hint, even when an answer of the wrong form has shown it inline; after the
+    last, ``hint()`` shows the last one again. A number or an answer in place of the label is told so.
 
     >>> check(None, label="0.1", hints=["a nudge", "the method"])
     Not answered yet: replace None with your answer and run this cell again.
@@ -259,9 +290,18 @@ def hint(label: str) -> None:
     Hint 2 of 2 for 0.1: the method
     >>> hint("0.1")
     Hint 2 of 2 for 0.1 (the last): the method
+    >>> hint(0.1)
+    hint() takes the exercise's label as text, in quotes: hint("0.1"), not hint(0.1).
     """
+    if not isinstance(label, str):
+        shown = repr(label) if isinstance(label, (int, float)) else f"a {type(label).__name__}"
+        print(f'hint() takes the exercise\'s label as text, in quotes: hint("{label}"), not hint({shown}).')  # noqa: T201
+        return
     if label not in _HINTS:
-        print(f"No hints for {label!r} yet: run the exercise's check cell first.")  # noqa: T201
+        if _LABEL.fullmatch(label) or not any(c.isdigit() for c in label):
+            print(f"No hints for {label!r} yet: run the exercise's check cell first.")  # noqa: T201
+        else:
+            print(f'hint() takes the exercise\'s label, such as hint("1.1"), not an answer: got {label[:40]!r}.')  # noqa: T201
         return
     steps = _HINTS[label]
     last = _SHOWN.get(label, 0) >= len(steps)
@@ -283,7 +323,11 @@ def predict(guess: Any, *, unit: str | None = None, name: str = "guess") -> None
         _GUESSES[name] = (None, unit)
         print(f"Write your guess{suffix} in place of None and run this cell, before reading on.")  # noqa: T201
         return
-    value: float | bool = guess if isinstance(guess, bool) else read_answer(guess, unit, "your guess")
+    try:
+        value: float | bool = guess if isinstance(guess, bool) else read_answer(guess, unit, "your guess")
+    except WrongAnswer as error:  # one line, and the notebook runs on
+        print(f"✗ Not recorded: {error}. Write it as a number{suffix} and run this cell again.")  # noqa: T201
+        return
     _GUESSES[name] = (value, unit)
     shown = str(value) if isinstance(value, bool) else f"{value:.4g}{f' {unit}' if unit else ''}"
     print(f"Recorded your guess: {shown}. Now read on.")  # noqa: T201

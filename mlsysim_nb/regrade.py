@@ -8,9 +8,16 @@ notebook, compiled before any kernel starts, then grade those values in this pro
 the submission never saw. A submission that patched the grader in its own kernel gains nothing here: it still
 has to give the right values.
 
+A submission is hostile input. Every submitted notebook is read (a regular file under a size limit, of the
+right shape) before the first kernel starts, so a submission that rewrites another's file changes nothing; an
+unreadable one is reported and skipped. Each runs in a temporary copy of its folder with a time budget, capped
+output and its process group ended afterwards (:mod:`mlsysim_nb.submission_kernel`), and its points are
+appended to the gradebook as soon as it is graded (:mod:`mlsysim_nb.gradebook`).
+
 What it does not do is sandbox the kernel: like nbgrader's own autograde, a submission's code runs as the user
-who runs the regrade, and could read or write that user's files. Run both in an account or a container that can
-read only the submissions; the regrade refuses to go on if a file of the package changes while it runs.
+who runs the regrade, and could read or write that user's files. Run both in a container that can read only the
+submissions (the instructor's guide shows one); the regrade refuses to go on if a file of the package changes
+while it runs.
 
 Compare the totals with nbgrader's: a student whose nbgrader score is higher than the regrade's tampered with
 the grading, or relied on an answer the regrade cannot carry (a scenario object, for the capstone's run; those
@@ -23,14 +30,18 @@ import functools
 import json
 import math
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlsysim_nb.submissions import cell_source
+from mlsysim_nb.gradebook import Row
+from mlsysim_nb.submission_kernel import Limits, run_notebook
+from mlsysim_nb.submissions import UnreadableSubmissionError, cell_source, notebooks_under, printable, read_notebook
 
 __all__ = [
     "ItemResult",
+    "Limits",
     "PackageChangedError",
     "Regrade",
     "checked_answers",
@@ -84,20 +95,36 @@ class ItemResult:
 
 @dataclass
 class Regrade:
-    """One submission's regrade: its items and their total."""
+    """One submission's regrade: its items and their total, who it is, and why it was stopped or not read."""
 
     path: Path
     items: list[ItemResult] = field(default_factory=list)
+    student: str = ""
+    note: str = ""
 
     @property
     def score(self) -> float:
         """The points earned over the regraded items."""
         return sum(i.earned for i in self.items)
 
+    def rows(self, notebook: str) -> list[Row]:
+        """The gradebook's rows of this submission, one per item."""
+        return [Row(self.student, notebook, i.grade_id, i.earned, i.points, i.note) for i in self.items]
+
     def __str__(self) -> str:
-        skipped = [i.grade_id for i in self.items if i.note]
+        skipped = [i.grade_id for i in self.items if i.note.startswith("not regraded")]
         tail = f" (not regraded: {', '.join(skipped)})" if skipped else ""
-        return f"{self.path}: {self.score:g} of {sum(i.points for i in self.items if not i.note):g}{tail}"
+        tail += f" ({self.note})" if self.note else ""
+        regraded = sum(i.points for i in self.items if not i.note.startswith("not regraded"))
+        return printable(f"{self.path}: {self.score:g} of {regraded:g}{tail}")
+
+
+def student_of(path: Path) -> str:
+    """The student of a submission: nbgrader's ``submitted/STUDENT/ASSIGNMENT/NOTEBOOK.ipynb``, else the file's name."""
+    path = Path(path)
+    if path.parent.name == path.stem and path.parent.parent.name:
+        return path.parent.parent.name
+    return path.stem
 
 
 def hidden_tests(source: Path) -> list[Hidden]:
@@ -113,31 +140,23 @@ def hidden_tests(source: Path) -> list[Hidden]:
     return found
 
 
-def submission_answers(path: Path, *, timeout: int = 120) -> dict[str, Any]:
-    """Run the submission in a kernel of its own; its answers as checked plain data (empty if it gives none).
+def submission_answers(
+    notebook: dict[str, Any], name: str, folder: Path | None, limits: Limits | None = None
+) -> tuple[dict[str, Any], str]:
+    """Run the submission in a kernel of its own; its answers as checked plain data, and why it was stopped.
 
-    A kernel that dies, a cell that runs longer than ``timeout`` seconds, or output that is not the answers'
-    plain form gives no answers (every item then scores 0), never an error that stops the other submissions.
+    A kernel that dies, a cell past its time limit, a submission past its budget or its output cap, or output
+    that is not the answers' plain form gives no answers (every item then scores 0, with the note), never an
+    error that stops the other submissions.
     """
-    import nbformat
-    from nbclient import NotebookClient
-
+    run = run_notebook(notebook, name, folder, _DUMP, limits or Limits())
+    if run.printed is None or _MARK not in run.printed:
+        return {}, run.note or "no answers came back"
     try:
-        notebook = nbformat.read(str(path), as_version=4)  # type: ignore[no-untyped-call]
-        notebook.cells.append(nbformat.v4.new_code_cell(_DUMP))  # type: ignore[no-untyped-call]
-        client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", allow_errors=True)
-        client.execute(cwd=str(Path(path).parent))
-    except Exception:  # noqa: BLE001 - a submission that breaks its kernel earns nothing, and the batch goes on
-        return {}
-    for output in notebook.cells[-1].get("outputs", []):
-        text = str(output.get("text", ""))
-        if _MARK in text:
-            try:
-                loaded = json.loads(text.split(_MARK, 1)[1].strip().splitlines()[0])
-            except (ValueError, IndexError):
-                return {}
-            return checked_answers(loaded)
-    return {}
+        loaded = json.loads(run.printed.split(_MARK, 1)[1].strip().splitlines()[0])
+    except (ValueError, IndexError, RecursionError):
+        return {}, "its answers could not be read"
+    return checked_answers(loaded), ""
 
 
 _LONGEST_TEXT = 200
@@ -191,7 +210,7 @@ def grade(tests: list[Hidden], answers: dict[str, Any]) -> list[ItemResult]:
     results = []
     for test in tests:
         if any(not name.startswith("answer_") for name in test.answers):
-            results.append(ItemResult(test.grade_id, test.points, 0.0, "reads an object, not a value"))
+            results.append(ItemResult(test.grade_id, test.points, 0.0, "not regraded: reads an object, not a value"))
             continue
         namespace = {name: _value(answers.get(name)) for name in test.answers}
         try:
@@ -232,8 +251,19 @@ class PackageChangedError(RuntimeError):
     """A file of the package changed while the submissions ran: a submission rewrote the grader."""
 
 
-def regrade(source: Path, submissions: list[Path], *, timeout: int = 120) -> list[Regrade]:
+def regrade(
+    source: Path,
+    submissions: Iterable[Path],
+    *,
+    limits: Limits | None = None,
+    on_graded: Callable[[Regrade], None] | None = None,
+) -> list[Regrade]:
     """Regrade each submission of the notebook whose instructor's version is ``source``.
+
+    ``submissions`` are notebooks, or folders searched for notebooks named as ``source`` is (nbgrader's
+    ``submitted/``). Every one is read before the first kernel starts; one that cannot be read is reported
+    (its items score 0 with the reason) and the others go on. ``on_graded`` is called with each result as soon
+    as it is graded (the command line appends it to the gradebook there).
 
     The grading modules are imported and the hidden tests compiled before the first kernel starts; the package's
     files are compared with their digest after each submission, and a change stops the regrade
@@ -248,10 +278,37 @@ def regrade(source: Path, submissions: list[Path], *, timeout: int = 120) -> lis
         _compiled(test)
     before = _package_digest()
     results = []
-    for path in map(Path, submissions):
-        answers = submission_answers(path, timeout=timeout)
-        if _package_digest() != before:
-            msg = f"a file of the package changed while {path} ran: stop, restore the package, and read that submission"
-            raise PackageChangedError(msg)
-        results.append(Regrade(path, grade(tests, answers)))
+    for path, notebook, problem in _read_all(Path(source).name, submissions):
+        if notebook is None:
+            items = [ItemResult(t.grade_id, t.points, 0.0, f"not read: {problem}") for t in tests]
+            result = Regrade(path, items, student_of(path), f"not read: {problem}")
+        else:
+            answers, note = submission_answers(notebook, path.name, path.parent, limits)
+            if _package_digest() != before:
+                msg = (
+                    f"a file of the package changed while {printable(path)} ran: "
+                    "stop, restore the package, and read that submission"
+                )
+                raise PackageChangedError(msg)
+            items = [
+                i if i.note or not note else ItemResult(i.grade_id, i.points, i.earned, note)
+                for i in grade(tests, answers)
+            ]
+            result = Regrade(path, items, student_of(path), note)
+        results.append(result)
+        if on_graded is not None:
+            on_graded(result)
     return results
+
+
+def _read_all(name: str, submissions: Iterable[Path]) -> Iterator[tuple[Path, dict[str, Any] | None, str]]:
+    """Every submission read now, before any runs: ``(path, notebook or None, why it could not be read)``."""
+    read: list[tuple[Path, dict[str, Any] | None, str]] = []
+    for given in map(Path, submissions):
+        files = [p for p in notebooks_under(given) if p.name == name] if given.is_dir() else [given]
+        for path in files:
+            try:
+                read.append((path, read_notebook(path), ""))
+            except UnreadableSubmissionError as err:
+                read.append((path, None, str(err)))
+    yield from read

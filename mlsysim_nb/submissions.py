@@ -7,19 +7,41 @@ and the grading names cannot be replaced on their module, which defeats the one-
 cell a student could edit that binds or patches a grading name, assigns an attribute of anything (a module's
 ``math.isclose`` included), reaches a namespace (``vars()``, ``globals()``, ``__dict__``, ``sys.modules``),
 swaps a function's code or reloads modules.
+
+A submission is hostile input to the tools that read it, too. :func:`read_notebook` reads only a regular file
+under a size limit (a FIFO, a device or a 1 GB file is refused, never waited on or loaded) and only a notebook
+whose cells and metadata are objects; :func:`printable` escapes what a student wrote (terminal escape
+sequences, bidirectional overrides) before a terminal shows it.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import os
 import re
+import stat
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["GRADING_NAMES", "Finding", "cell_source", "scan", "scan_notebook"]
+__all__ = [
+    "GRADING_NAMES",
+    "LARGEST_NOTEBOOK",
+    "Finding",
+    "UnreadableSubmissionError",
+    "cell_source",
+    "notebooks_under",
+    "printable",
+    "read_notebook",
+    "scan",
+    "scan_notebook",
+]
+
+#: the largest submitted notebook read (bytes): a course notebook with its outputs is a few MB
+LARGEST_NOTEBOOK = 32 * 2**20
 
 #: names the check cells grade with: a student's cell that binds one is flagged
 GRADING_NAMES = frozenset({"check", "require", "grading", "WrongAnswer", "NOT_WITHIN_TOLERANCE", "NOT_GRADED"})
@@ -51,7 +73,80 @@ class Finding:
 
     def __str__(self) -> str:
         where = f"cell {self.cell}" + (f" ({self.grade_id})" if self.grade_id else "")
-        return f"{self.path}: {where}, line {self.line}: {self.what}"
+        if self.cell < 0:
+            return printable(f"{self.path}: {self.what}")
+        return printable(f"{self.path}: {where}, line {self.line}: {self.what}")
+
+
+class UnreadableSubmissionError(ValueError):
+    """A submitted file that is not a notebook this course can read (not a regular file, too large, malformed)."""
+
+
+def printable(text: object) -> str:
+    r"""``text`` safe for a terminal: control and format characters (``\x1b``, ``\u202e``, newlines) escaped.
+
+    >>> printable("ok \x1b]0;pwned\x07 \u202eevil")
+    'ok \\x1b]0;pwned\\x07 \\u202eevil'
+    """
+    out = []
+    for char in str(text):
+        if unicodedata.category(char) in {"Cc", "Cf", "Cs", "Zl", "Zp"}:
+            out.append(char.encode("unicode_escape", "backslashreplace").decode("ascii"))
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def read_notebook(path: Path, *, limit: int = LARGEST_NOTEBOOK) -> dict[str, Any]:
+    """A submitted notebook read as hostile input: a regular file of at most ``limit`` bytes, JSON, of objects.
+
+    Raises :class:`UnreadableSubmissionError` with the reason (a FIFO or device is refused without waiting on it,
+    a file over the limit without loading it, JSON nested too deeply to parse, cells or metadata that are not
+    objects, a source that is not text).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError as err:
+        raise UnreadableSubmissionError(f"cannot open it ({err.strerror or type(err).__name__})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnreadableSubmissionError("not a regular file")
+        if info.st_size > limit:
+            raise UnreadableSubmissionError(f"{info.st_size:,} bytes, over the limit of {limit:,}")
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            data = stream.read(limit + 1)
+    except OSError as err:
+        raise UnreadableSubmissionError(f"cannot read it ({err.strerror or type(err).__name__})") from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise UnreadableSubmissionError(f"over the limit of {limit:,} bytes")
+    try:
+        notebook = json.loads(data)
+    except (ValueError, RecursionError, MemoryError) as err:
+        raise UnreadableSubmissionError(f"not a notebook's JSON ({type(err).__name__})") from None
+    _check_shape(notebook)
+    return notebook  # type: ignore[no-any-return]
+
+
+def _check_shape(notebook: Any) -> None:
+    """The parts of a notebook the grading tools read are of the types nbformat writes."""
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+        raise UnreadableSubmissionError("not a notebook: no list of cells")
+    for index, cell in enumerate(notebook["cells"]):
+        if not isinstance(cell, dict):
+            raise UnreadableSubmissionError(f"cell {index} is not an object")
+        meta = cell.get("metadata", {})
+        if not isinstance(meta, dict) or not isinstance(meta.get("nbgrader", {}), dict):
+            raise UnreadableSubmissionError(f"the metadata of cell {index} is not an object")
+        if not isinstance(meta.get("nbgrader", {}).get("grade_id", ""), str):
+            raise UnreadableSubmissionError(f"the grade id of cell {index} is not text")
+        source = cell.get("source", "")
+        if not (isinstance(source, str) or (isinstance(source, list) and all(isinstance(s, str) for s in source))):
+            raise UnreadableSubmissionError(f"the source of cell {index} is not text")
+        if not isinstance(cell.get("cell_type", ""), str):
+            raise UnreadableSubmissionError(f"the type of cell {index} is not text")
 
 
 def cell_source(cell: dict[str, Any]) -> str:
@@ -158,19 +253,29 @@ def _original(node: ast.AST, name: str) -> str:
 
 
 def scan_notebook(path: Path) -> list[Finding]:
-    """The findings of one submitted notebook, in every code cell but the released check cells as they stand."""
+    """The findings of one submitted notebook, in every code cell but the released check cells as they stand.
+
+    A file that cannot be read as a notebook is one finding naming why; a cell too deeply nested to parse is one
+    finding naming that cell.
+    """
     try:
-        notebook = json.loads(Path(path).read_text(encoding="utf-8"))
-        cells = notebook["cells"]
-    except (OSError, ValueError, KeyError, TypeError) as err:
+        cells = read_notebook(Path(path))["cells"]
+    except UnreadableSubmissionError as err:
         return [Finding(Path(path), -1, "", 0, f"cannot read the notebook: {err}")]
     found = []
     for index, cell in enumerate(cells):
         meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.get("cell_type") != "code" or _is_visible_check(cell_source(cell)):
-            continue
-        for line, what in _findings_in_code(cell_source(cell)):
-            found.append(Finding(Path(path), index, str(meta.get("grade_id", "")), line, what))
+        grade_id = str(meta.get("grade_id", ""))
+        try:
+            if cell.get("cell_type") != "code" or _is_visible_check(cell_source(cell)):
+                continue
+            found += [
+                Finding(Path(path), index, grade_id, line, what) for line, what in _findings_in_code(cell_source(cell))
+            ]
+        except (RecursionError, MemoryError) as err:
+            found.append(
+                Finding(Path(path), index, grade_id, 0, f"cannot be read: nested too deeply ({type(err).__name__})")
+            )
     return found
 
 
@@ -195,12 +300,20 @@ def _is_visible_check(code: str) -> bool:
     )
 
 
+def notebooks_under(path: Path) -> Iterator[Path]:
+    """``path`` itself, or every ``*.ipynb`` under the folder ``path`` (no symbolic link to a folder followed)."""
+    if not path.is_dir():
+        yield path
+        return
+    for folder, subfolders, files in os.walk(path):
+        subfolders[:] = sorted(d for d in subfolders if d != ".ipynb_checkpoints")
+        yield from (Path(folder) / name for name in sorted(files) if name.endswith(".ipynb"))
+
+
 def scan(paths: Iterable[Path]) -> list[Finding]:
     """The findings of every ``.ipynb`` under ``paths`` (files or folders, e.g. nbgrader's ``submitted/``)."""
     found: list[Finding] = []
     for path in map(Path, paths):
-        files = sorted(path.rglob("*.ipynb")) if path.is_dir() else [path]
-        for file in files:
-            if ".ipynb_checkpoints" not in file.parts:
-                found += scan_notebook(file)
+        for file in notebooks_under(path):
+            found += scan_notebook(file)
     return found

@@ -5,7 +5,11 @@ default ``build/course``). Writes an nbgrader course directory: ``nbgrader_confi
 ``notebooks/nbgrader_config.py``), the instructor's ``source/<NN_name>/<NN_name>.ipynb`` (solutions
 included) and the generated ``release/<NN_name>/<NN_name>.ipynb`` (solutions, hidden tests, model
 answers and outputs removed). With ``--student DIR`` (``make student``) it also copies the release,
-one notebook per file, into DIR: the repository's ``student/`` folder, which ``make lab`` and Binder open.
+one notebook per file, into DIR: the repository's ``student/`` folder, which ``make lab`` and Binder open,
+with the answer key beside the notebooks (``answer_key.json``, recorded from the hidden tests by running them
+once with a ``require`` that records), so that ``check()`` there tells a reader working alone whether an answer
+is within tolerance. The release for a graded class (``release/``, and ``--student DIR --graded``) has no key:
+its checks confirm the form alone.
 The release itself, which an instructor hands out through nbgrader, leaves out each notebook's last cell
 (a link to the public worked solutions, for readers working alone) unless ``--self-study`` is given.
 Needs only the package's ``course`` extra (nbgrader and JupyterLab); nbgrader executes nothing here.
@@ -28,12 +32,13 @@ STUDENT_README = """\
 
 These notebooks are generated from the instructor's notebooks in `../notebooks/` by `make student`
 (nbgrader's `generate_assignment`): the exercises are blank, and no cell holds a stored output.
-Run them top to bottom. An exercise's check cell confirms only your answer's form (that it is
-answered, reads in the unit asked, has the right sign); its value is graded when your instructor
-grades the notebook. `hint("N.M")` gives an exercise's hints one at a time, the last one the method.
-Working alone, you find the worked solutions in the instructor's version of each notebook (the
-link is in its last cell). Do not edit the notebooks here if you want to keep your work across an
-update of the repository: copy the folder first.
+Run them top to bottom. An exercise's check cell confirms your answer's form (that it is answered,
+reads in the unit asked, has the right sign) and, with `answer_key.json` beside the notebooks, whether
+its value is within the exercise's tolerance of the memory model's (never how far off, or in which
+direction). `hint("N.M")` gives an exercise's hints one at a time, the last one the method. The
+worked solutions are in the instructor's version of each notebook (the link is in its last cell).
+Do not edit the notebooks here if you want to keep your work across an update of the repository:
+copy the folder first, with `answer_key.json`.
 """
 
 
@@ -87,8 +92,12 @@ def generate(course: Path, sources: list[Path]) -> list[str]:
     return names
 
 
-def write_student(course: Path, names: list[str], folder: Path) -> list[Path]:
-    """Copy each generated release into ``folder/<name>.ipynb``; drop notebooks no longer in the course."""
+def write_student(course: Path, names: list[str], folder: Path, *, key: bool = True) -> list[Path]:
+    """Copy each generated release into ``folder/<name>.ipynb``; drop notebooks no longer in the course.
+
+    With ``key`` (self-study), the answer key recorded from the source notebooks' hidden tests goes beside them;
+    without it (a graded class's copy), any key there is removed.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     for stale in folder.glob("*.ipynb"):
         if stale.stem not in names:
@@ -99,6 +108,12 @@ def write_student(course: Path, names: list[str], folder: Path) -> list[Path]:
         shutil.copy(course / "release" / name / f"{name}.ipynb", target)
         written.append(target)
     (folder / "README.md").write_text(STUDENT_README, encoding="utf-8")
+    from mlsysim_nb.answer_key import KEY_FILE, write_key
+
+    if key:
+        write_key(folder, [course / "source" / name / f"{name}.ipynb" for name in names])
+    else:
+        (folder / KEY_FILE).unlink(missing_ok=True)
     return written
 
 
@@ -138,13 +153,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"released {len(names)} assignments into {course / 'release'}")
     if args.student and not args.graded:  # student/ for readers working alone keeps the solutions link
         written = write_student(course, names, args.student.resolve())
-        print(f"wrote {len(written)} student notebooks into {args.student}")
+        print(f"wrote {len(written)} student notebooks and their answer key into {args.student}")
     if not args.self_study:
         for_a_graded_class(course, names)
         print("left the link to the public solutions out of the release (--self-study keeps it)")
     if args.student and args.graded:  # a class's own copy: student/ without the link, as the release
-        written = write_student(course, names, args.student.resolve())
-        print(f"wrote {len(written)} student notebooks into {args.student}, without the solutions link")
+        written = write_student(course, names, args.student.resolve(), key=False)
+        print(f"wrote {len(written)} student notebooks into {args.student}, without the solutions link or the key")
     return 0
 
 

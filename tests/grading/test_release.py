@@ -95,9 +95,26 @@ def test_the_student_folder_is_the_release(course: Path, tmp_path: Path) -> None
     write_student(course, [p.stem for p in SOURCES], fresh)
     committed = {p.name: p.read_bytes() for p in STUDENT.iterdir() if p.is_file()}
     generated = {p.name: p.read_bytes() for p in fresh.iterdir()}
-    assert sorted(committed) == sorted(generated), "run `make student` after adding or renaming a notebook"
+    assert sorted(committed) == sorted(generated), (
+        "run `make student` after adding or renaming a notebook (it also writes student/answer_key.json)"
+    )
     assert [name for name in generated if committed[name] != generated[name]] == [], (
-        "student/ is older than notebooks/: run `make student` and commit the result"
+        "student/ (or its answer key) is older than notebooks/: run `make student` and commit the result"
+    )
+
+
+def test_the_graded_release_has_no_answer_key(
+    course: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``make assignments``' release holds no key, so its check() confirms the form alone, never the value."""
+    from mlsysim_nb.answer_key import KEY_FILE
+    from mlsysim_nb.exercises import check
+
+    assert list(course.rglob(KEY_FILE)) == []
+    monkeypatch.chdir(course / "release" / SOURCES[0].stem)
+    check(38.52, unit="GB", label="1.1")
+    assert capsys.readouterr().out == (
+        "Answer recorded: 38.52 GB. It reads in GB and is positive; its value is graded when the notebook is graded.\n"
     )
 
 
@@ -205,4 +222,5 @@ def test_a_class_copy_of_the_student_folder_holds_no_link_to_the_solutions(tmp_p
         assert main([str(tmp_path / "course"), "--student", str(tmp_path / "class"), "--graded"]) == 0
     for path in sorted((tmp_path / "class").glob("*.ipynb")):
         assert SELF_STUDY not in path.read_text(encoding="utf-8"), path.name
+    assert not (tmp_path / "class" / "answer_key.json").exists()  # its checks confirm the form alone
     assert len(list((tmp_path / "class").glob("*.ipynb"))) == len(SOURCES)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 
@@ -13,9 +15,17 @@ from make_rubrics import hand_graded, main  # noqa: E402
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
-def test_every_hand_graded_answer_is_on_its_notebooks_sheet(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def sheets(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The graders' sheets, written once (the answer key runs every hidden test)."""
+    folder = tmp_path_factory.mktemp("rubrics")
+    assert main([str(folder)]) == 0
+    return folder
+
+
+def test_every_hand_graded_answer_is_on_its_notebooks_sheet(sheets: Path) -> None:
     """Each sheet names every hand-graded answer with its points, the rubric students read and the model answer."""
-    assert main([str(tmp_path)]) == 0
+    tmp_path = sheets
     assert sorted(p.stem for p in tmp_path.glob("*.md")) == [p.stem for p in NOTEBOOKS]
     for path in NOTEBOOKS:
         text = (tmp_path / f"{path.stem}.md").read_text(encoding="utf-8")
@@ -28,3 +38,23 @@ def test_every_hand_graded_answer_is_on_its_notebooks_sheet(tmp_path: Path) -> N
             assert item["prompt"] in text
             assert item["answer"] in text
         assert "### BEGIN SOLUTION" not in text
+
+
+def test_each_sheet_opens_with_the_answer_key_of_the_autograded_items(sheets: Path) -> None:
+    """Each sheet lists every autograded item with the value its hidden test compares against, computed by the package."""
+    # notebook 1's 1.1: GPT-2's gradients and Adam state, 3.21e9 x (4 + 8) B = 38.52 GB, within 2 %;
+    # 1.3: the copies of SGD with momentum, (4 + 4 + 4) B over the 4 B weight = 3; the capstone's run has no fixed value
+    tmp_path = sheets
+    first = (tmp_path / "01_where_memory_goes.md").read_text(encoding="utf-8")
+    assert "## Answer key of the autograded items" in first
+    assert "| `check_1_1` | 1 | 38.52 GB within 2 % |" in first
+    assert "| `check_1_3` | 1 | 3 within 2 % |" in first
+    capstone = (tmp_path / "12_capstone_plan_a_run.md").read_text(encoding="utf-8")
+    assert "| `check_12_4` | 1 | no fixed value" in capstone
+    for path in NOTEBOOKS:
+        text = (tmp_path / f"{path.stem}.md").read_text(encoding="utf-8")
+        checks = [c for c in __import__("json").loads(path.read_text(encoding="utf-8"))["cells"]
+                  if c["metadata"].get("nbgrader", {}).get("grade") and not c["metadata"]["nbgrader"].get("solution")]  # fmt: skip
+        assert checks
+        for cell in checks:
+            assert f"| `{cell['metadata']['nbgrader']['grade_id']}` |" in text

@@ -126,3 +126,89 @@ def test_a_cell_marked_locked_is_still_read(tmp_path: Path) -> None:
 def test_the_student_version_gives_no_finding() -> None:
     """Every released notebook as a student receives it (a blank submission) is clean."""
     assert [str(f) for f in scan([ROOT / "student"])] == []
+
+
+def _notebook_text(cells: object) -> str:
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (_notebook_text([1, 2]), "cell 0 is not an object"),
+        (
+            _notebook_text([{"cell_type": "code", "metadata": [], "source": "x = 1"}]),
+            "metadata of cell 0 is not an object",
+        ),
+        (_notebook_text([{"cell_type": "code", "metadata": {"nbgrader": "x"}, "source": ""}]), "metadata of cell 0"),
+        (_notebook_text([{"cell_type": "code", "metadata": {}, "source": [1]}]), "source of cell 0 is not text"),
+        (_notebook_text({"a": 1}), "no list of cells"),
+        ("[" * 200_000 + "]" * 200_000, "not a notebook's JSON (RecursionError)"),
+    ],
+)
+def test_a_malformed_notebook_is_reported_and_the_scan_goes_on(tmp_path: Path, content: str, why: str) -> None:
+    """Cells or metadata that are not objects, or JSON nested too deeply, give one finding; the next file is read."""
+    (tmp_path / "a_bad.ipynb").write_text(content, encoding="utf-8")
+    _submission(tmp_path, "require = print", name="b_tampered.ipynb")
+    bad, *rest = scan([tmp_path])
+    assert bad.path.name == "a_bad.ipynb"
+    assert why in bad.what
+    assert any("binds the grading name 'require'" in f.what for f in rest)
+
+
+def test_code_nested_too_deeply_is_reported_for_its_cell(tmp_path: Path) -> None:
+    """A cell of 100,000 nested operators (RecursionError in the parser) is one finding; the other cells are read."""
+    path = _submission(tmp_path, "answer_1_1 = " + "-" * 100_000 + "1")
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    notebook["cells"].append({"cell_type": "code", "metadata": {}, "source": "require = print"})
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    findings = scan([path])
+    assert any(f.cell == 1 and "nested too deeply" in f.what for f in findings), findings
+    assert any(f.cell == 3 and "binds the grading name" in f.what for f in findings)
+
+
+def test_a_fifo_is_reported_not_waited_on(tmp_path: Path) -> None:
+    """A FIFO named like a notebook (opening it would wait for a writer forever) is refused at once."""
+    import os
+
+    os.mkfifo(tmp_path / "pipe.ipynb")
+    (finding,) = scan([tmp_path])
+    assert finding.what == "cannot read the notebook: not a regular file"
+
+
+def test_a_huge_file_is_refused_unread(tmp_path: Path) -> None:
+    """A notebook over the size limit is reported with its size, not loaded."""
+    from mlsysim_nb.submissions import LARGEST_NOTEBOOK
+
+    big = tmp_path / "big.ipynb"
+    with big.open("wb") as stream:
+        stream.truncate(LARGEST_NOTEBOOK + 1)  # sparse: no disk used
+    (finding,) = scan([big])
+    assert "over the limit" in finding.what
+
+
+def test_a_students_text_is_escaped_before_the_terminal_sees_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Escape sequences in a cell, a grade id or a file name (clear screen, retitle) are printed escaped."""
+    folder = tmp_path / "sub\x1b[2J"
+    folder.mkdir()
+    path = _submission(folder, "answer_1_1 = (\nrequire = 1  # \x1b]0;pwned\x07")
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    notebook["cells"][1]["metadata"]["nbgrader"]["grade_id"] = "answer_1_1\x1b[2J\u202e"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    assert main(["scan-submissions", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out
+    assert "\u202e" not in out
+    assert "\\x1b[2J" in out
+    assert "\\x1b]0;pwned\\x07" in out
+
+
+def test_a_missing_path_does_not_stop_the_others(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One path that does not exist is reported (exit status 2); the paths beside it are still scanned."""
+    _submission(tmp_path, "require = print")
+    assert main(["scan-submissions", str(tmp_path / "missing"), str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert "no such file or folder" in captured.err
+    assert "binds the grading name 'require'" in captured.out
