@@ -102,6 +102,19 @@ def slider_position(slider: Any, value: Any) -> float:
     return float(2 ** min(max(exponent, slider.min), slider.max))
 
 
+def slider_notch(slider: Any, value: Any) -> float | None:
+    """The power of two a powers-of-two slider's ``value`` stands on, in range (``None`` for no number).
+
+    A browser computes the handle's value as a power of its exponent and sends back, say,
+    ``32.00000000000002`` for 32: that is the notch 32, not a move.
+    """
+    try:
+        exponent = round(math.log2(value))
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return float(2 ** min(max(exponent, slider.min), slider.max))
+
+
 def _log_control(spec: ControlSpec) -> tuple[Any, Any]:
     """A powers-of-two slider to drag and a text box that takes any whole number, linked.
 
@@ -187,6 +200,7 @@ class ScenarioExplorer(w.VBox):
                 entry.observe(
                     lambda change, name=name: self._on_change(name, typed_number(change["new"])), names="value"
                 )
+                entry.on_msg(lambda _widget, content, _buffers: self._on_submit(content))
                 self.controls[name] = entry
             else:
                 box = self.controls[name] = _widget(spec)
@@ -224,12 +238,28 @@ class ScenarioExplorer(w.VBox):
         if not self._syncing:
             self._apply(name, value)
 
+    def _on_submit(self, content: Any) -> None:
+        """Enter in a box: an earlier refusal's message goes, even when the box's text did not change.
+
+        A browser sends Enter before the box's new text and sends no text at all when it equals what
+        the box held (the value in use, retyped after a refusal); a refused text comes right after and
+        is refused again, with its message.
+        """
+        if isinstance(content, dict) and content.get("event") == "submit" and self.error:
+            self.error = ""
+            self.status.value = ""
+
     def _on_slide(self, name: str, value: float) -> None:
-        """A slider move; the handle's own position for the current value (an echo from the browser) is none."""
+        """A slider move to another notch; the notch the current value stands on (an echo) is none.
+
+        The browser answers a handle put at 32 with 32.00000000000002, so the value is read as the
+        notch it stands on, never compared exactly: a typed 48 keeps its handle at 32 and stays 48.
+        """
         slider = self._sliders[name]
-        if self._syncing or value == slider_position(slider, self.specs[name].value):
+        notch = slider_notch(slider, value)
+        if self._syncing or notch is None or notch == slider_position(slider, self.specs[name].value):
             return
-        self._apply(name, round(value))
+        self._apply(name, int(notch))
 
     def _reject(self, spec: ControlSpec, value: Any, reason: str) -> None:
         shown = show_number(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else repr(value)
@@ -252,7 +282,10 @@ class ScenarioExplorer(w.VBox):
                 self._syncing = False
             self._render()
             return
-        if value == spec.value:  # the value in use: nothing to recompute
+        if value == spec.value:  # the value in use: nothing to recompute, but the box shows it as applied
+            self.error = ""
+            self.status.value = ""
+            self._sync_controls()
             return
         try:
             # one validation per change; variant() drops a title the change would make stale

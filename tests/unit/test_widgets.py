@@ -278,3 +278,60 @@ def test_segment_count_that_does_not_divide_the_layers_warns() -> None:
     assert "48 segments keep more than full recomputation" in p.derivation.value
     p.set("checkpoint_segments", 100)  # refused: the status line says so
     assert "was not applied" in p.status.value
+
+
+@pytest.mark.parametrize(("start", "handle"), [(64, 32), (32, 32)])
+def test_typed_value_survives_the_browsers_slider_echo(start: int, handle: int) -> None:
+    """Typing 33..63 from 64 (the handle moves to 32) or from 32: the browser's 32.00000000000002 echo is no move."""
+    p = explore(Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100)
+    slider, box = p._sliders["batch_size"], p.controls["batch_size"]
+    for typed in range(33, 64):
+        box.value = str(start)
+        slider.value = float(start) * (1 + 2e-16)  # the browser's echo of the handle it was sent
+        assert p.scenario.batch_size == start
+        box.value = str(typed)  # what the browser sends for the box
+        assert slider.value == handle
+        before = p.recomputes
+        for echo in (32.00000000000002, 31.999999999999996, 32.0):  # what the browser sends back for 32
+            slider.value = echo
+            assert (p.scenario.batch_size, p.recomputes, p.error) == (typed, before, "")
+        assert box.value == str(typed)
+    slider.value = 64.00000000000001  # a real move, one notch up, as a browser spells it
+    assert p.scenario.batch_size == 64
+    assert box.value == "64"
+
+
+def test_typed_layout_survives_the_browsers_slider_echo() -> None:
+    """Notebook 09: p = 48 and 40 data-parallel replicas stay 48 and 40 after the handles' echoes (32)."""
+    p = explore(
+        Scenarios.Gpt3_175BKorthikantiTable3OnA100.variant(
+            data_parallel=8, zero_stage=1, tensor_parallel=2, pipeline_parallel=1, interleave=1
+        )
+    )
+    for name, typed in (("pipeline_parallel", 48), ("data_parallel", 40)):
+        p.controls[name].value = str(typed)
+        assert p._sliders[name].value == 32
+        p._sliders[name].value = 32.00000000000002
+        assert (getattr(p.scenario, name), p.error) == (typed, "")
+    assert p.scenario.devices == 2 * 48 * 40  # t x p x d = 3,840 devices
+
+
+def test_retyped_value_shows_as_applied() -> None:
+    """'4,096' or '4_096' typed over the context in use shows 4096; retyping it clears a refusal's message."""
+    p = explore(Scenarios.Llama3_1_8BServeOnH100)
+    box = p.controls["context_length"]
+    for typed in ("4,096", "4_096", " 4096 ", "4096.0"):
+        box.value = typed
+        assert (box.value, p.scenario.context_length, p.recomputes) == ("4096", 4096, 0)
+    box.value = "0"
+    assert "was not applied" in p.status.value
+    assert p.error
+    box._handle_custom_msg({"event": "submit"}, [])  # "0" again: Enter, then the text (the browser's order)
+    box.value = "0"
+    assert "was not applied" in p.status.value
+    box._handle_custom_msg({"event": "submit"}, [])  # the value in use retyped: Enter, and no text, as it is unchanged
+    assert (p.error, p.status.value, box.value) == ("", "", "4096")
+    box.value = "0"
+    box._handle_custom_msg({"event": "submit"}, [])
+    box.value = "4,096"  # retyped in another spelling: Enter, then the text
+    assert (p.error, p.status.value, box.value) == ("", "", "4096")
