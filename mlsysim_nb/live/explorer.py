@@ -23,7 +23,7 @@ import traitlets
 from mlsysim_nb.errors import show_number
 from mlsysim_nb.live.controls import ControlSpec, changes_for, controls_for, log2_bounds
 from mlsysim_nb.render.charts import memory_breakdown, part_color, size_text
-from mlsysim_nb.render.html import Chosen, error_html, scenario_html
+from mlsysim_nb.render.html import Chosen, error_html, escape, scenario_html
 
 if TYPE_CHECKING:
     from mlsysim_nb.model.scenario import Scenario
@@ -301,18 +301,48 @@ class ScenarioExplorer(w.VBox):
         for callback in self._callbacks:
             callback(self._scenario)
 
+    def _chosen(self) -> Chosen | None:
+        chosen = None
+        for name, value in self.view.items():
+            step = self.specs[name].step_for(value)
+            if step:
+                chosen = Chosen(f"{self.specs[name].label}: {value}", step)
+        return chosen
+
     def _render(self) -> None:
         # the status line holds the panel's own messages; the scenario's caveats show in its derivation,
         # right under the one-line answer, exactly as its repr shows them
         self.status.value = ""
         highlight = next(iter(self.view.values()), "")
         self.chart.show(self._scenario, highlight)
-        chosen = None
-        for name, value in self.view.items():
-            step = self.specs[name].step_for(value)
-            if step:
-                chosen = Chosen(f"{self.specs[name].label}: {value}", step)
-        self.derivation.value = scenario_html(self._scenario, chart=False, chosen=chosen)
+        self.derivation.value = scenario_html(self._scenario, chart=False, chosen=self._chosen())
+
+    def settings(self) -> list[tuple[str, str]]:
+        """Each control's label and its value as the control shows it (a choice by its option's words)."""
+        shown = []
+        for spec in self.specs.values():
+            value = self.view.get(spec.name, spec.value)  # a display setting's value is the panel's own
+            if spec.kind in {"dropdown", "view"}:
+                text = next((label for label, v in spec.options if v == value), str(value))
+            elif spec.kind == "toggle":
+                text = "on" if value else "off"
+            else:
+                text = show_number(value)
+            shown.append((spec.label, text))
+        return shown
+
+    def snapshot_html(self) -> str:
+        """The panel as static HTML at its current values: its settings, then the chart and the derivation.
+
+        A notebook saved after running stores it beside the widget's view, so that a page without a
+        kernel (the course's site, nbviewer, GitHub) shows what the running panel shows.
+        """
+        settings = "; ".join(f"{label} = {value}" for label, value in self.settings())
+        lead = (
+            '<div class="msn-panel-snapshot">Live panel, shown at its current values (move its controls in a '
+            f"running notebook): {escape(settings)}</div>"
+        )
+        return scenario_html(self._scenario, chart=True, chosen=self._chosen(), lead=lead)
 
     def _sync_controls(self) -> None:
         """Bring every control to the current scenario (after a change touched several fields)."""
@@ -341,10 +371,16 @@ class ScenarioExplorer(w.VBox):
         return f"ScenarioExplorer({type(self._scenario).__name__}: {self._scenario.title()})"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        """The widget view, and a text form that holds the answer: ipywidgets' own cuts it at 110 characters."""
+        """The widget view, a static HTML snapshot and a text form that holds the answer.
+
+        A front end with the widget's state shows the live panel; one without it (a page built from the
+        saved notebook) shows the snapshot of the derivation and chart at the panel's values. The text
+        form is the panel's own: ipywidgets' cuts it at 110 characters.
+        """
         bundle = super()._repr_mimebundle_(**kwargs)
         if isinstance(bundle, dict):
             bundle["text/plain"] = f"{self!r}\n{self._scenario.headline()}"
+            bundle["text/html"] = self.snapshot_html()
         return bundle
 
 

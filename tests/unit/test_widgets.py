@@ -335,3 +335,23 @@ def test_retyped_value_shows_as_applied() -> None:
     box._handle_custom_msg({"event": "submit"}, [])
     box.value = "4,096"  # retyped in another spelling: Enter, then the text
     assert (p.error, p.status.value, box.value) == ("", "", "4096")
+
+
+def test_panel_stores_a_static_snapshot_of_what_it_shows() -> None:
+    """The panel's HTML form is the derivation and the chart at its current values, with its settings."""
+    p = explore(Scenarios.Gpt2XlBatch32Activations)
+    html = p._repr_mimebundle_()["text/html"]
+    assert html.count('class="msn-panel-snapshot"') == 1
+    assert "micro-batch = 32" in html
+    assert "recomputation = none" in html
+    assert '<img class="msn-chart"' in html  # the chart, as a picture that needs no kernel
+    assert "286.9 GB" in html  # no recomputation: 48 layers x 5.977 GB
+    p.set("micro_batch", 8)
+    p.set("strategy", "full")
+    html = p._repr_mimebundle_()["text/html"]
+    assert "micro-batch = 8" in html
+    assert "recomputation = full" in html
+    full = format_bytes(p.scenario.activations("full").m_as("B"))
+    assert full == "1.258 GB"  # 48 x 1024 x 8 x 1600 x 2 B
+    assert f"recomputation: full = {full}" in html
+    assert "micro-batch 32" not in html
