@@ -40,7 +40,7 @@ def _change(first: Any, value: Any) -> str:
     if first == 0 or first < 0 or value < 0:
         return f" ({'▲' if value > first else '▼'} {format_number(abs(value - first))})"
     pct = 100 * (value - first) / first
-    return f" ({'▲' if pct > 0 else '▼'} {abs(pct):.3g} %)"
+    return f" ({'▲' if pct > 0 else '▼'} {format_number(abs(pct), digits=3)} %)"
 
 
 class Comparison(RichRepr):

@@ -142,9 +142,7 @@ def chosen_html(derivation: Derivation, chosen: Chosen) -> str:
     return f'<div class="msn-chosen-line">{escape(chosen.label)} = {result}</div>'
 
 
-def derivation_html(
-    derivation: Derivation, chart: str = "", *, chosen: Chosen | None = None, lead: str = ""
-) -> str:
+def derivation_html(derivation: Derivation, chart: str = "", *, chosen: Chosen | None = None, lead: str = "") -> str:
     """Summary, inputs, chart, derivation sections and notes, top to bottom (``lead``, HTML, above them)."""
     inputs = inputs_section(inputs_table(derivation.inputs, derivation.unset), open_=True)
     parts = [lead, summary_html(derivation)]

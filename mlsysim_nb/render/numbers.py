@@ -58,8 +58,8 @@ def format_bytes(value: Any, *, binary: bool = False) -> str:
 
 
 def format_share(value: Any) -> str:
-    """A fraction as a percentage to three significant digits: ``0.2791`` -> ``27.9 %``."""
-    return f"{100 * float(value):.3g} %"
+    """A fraction as a percentage to three significant digits: ``0.2791`` -> ``27.9 %``, ``17700`` -> ``1.77×10⁶ %``."""
+    return f"{format_number(100 * float(value), digits=3)} %"
 
 
 def capacity_text(capacity: Any) -> str:

@@ -355,3 +355,39 @@ def test_panel_stores_a_static_snapshot_of_what_it_shows() -> None:
     assert full == "1.258 GB"  # 48 x 1024 x 8 x 1600 x 2 B
     assert f"recomputation: full = {full}" in html
     assert "micro-batch 32" not in html
+
+
+def test_model_dropdown_names_each_model_once() -> None:
+    """Notebook 11: the scenario's Llama 3.1 8B (its config.json) and the catalog's (the paper's table) read apart."""
+    p = explore(Scenarios.Llama3_1_8BServeOnH100)
+    labels = [label for label, _ in p.controls["workload"].options]
+    assert len(labels) == len(set(labels))
+    assert labels[0] == "Llama 3.1 8B (from its published config.json)"
+    assert "Llama 3.1 8B (catalog)" in labels
+    assert p.scenario.workload.parameters.m_as("count") == 8_030_261_248  # the config's exact count
+    p.set("workload", "LLAMA3_8B")  # the catalog's: 8.03e9 as the paper rounds it
+    assert p.scenario.workload.parameters.m_as("count") == 8_030_000_000
+
+
+def test_activation_panel_names_the_sequence_it_sets() -> None:
+    """Notebook 05: the control is the sequence length the model reads, not a second "stated" length."""
+    p = explore(Scenarios.Gpt2XlBatch32Activations)
+    labels = [s.label for s in p.specs.values()]
+    assert "sequence length" in labels
+    assert "stated sequence length" not in labels
+    p.set("seq_len", 512)
+    assert p.scenario.sequence == 512
+
+
+def test_large_numbers_are_formatted() -> None:
+    """Batch 1,000,000 reads 1×10⁶ in the headline; a 1.77 million per cent share reads 1.77×10⁶ %."""
+    from mlsysim_nb.render.numbers import format_share
+
+    s = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100
+    big = s.variant(batch_size=1_000_000, activations=s.activations_at(1_000_000))
+    assert "at batch 1×10⁶" in str(big.headline())
+    assert "1000000" not in str(big.headline())
+    assert "e+" not in str(big.headline())
+    assert format_share(17_700) == "1.77×10⁶ %"
+    assert format_share(0.2791) == "27.9 %"
+    assert "e+" not in compare(s, big)._repr_html_()
