@@ -178,16 +178,6 @@ def test_every_chapter_links_its_first_symbols_to_the_glossary(site: Any) -> Non
         assert set(targets) <= known
 
 
-def test_api_reference_shows_every_equation(site: Any) -> None:
-    """The classes' docstrings and, per kind, every formula of its EQUATIONS table."""
-    page = site.page("api.html")
-    assert page.count('class="table msn-equations') + page.count("msn-equations") >= len(scenario_classes())
-    for cls in scenario_classes():
-        assert f'id="mlsysim_nb.{cls.__name__}"' in page
-        for name in cls.EQUATIONS.names:  # type: ignore[attr-defined]
-            assert f'<span class="pre">{name}</span>' in page, f"{cls.__name__}.{name}"
-
-
 # --- the student version ------------------------------------------------------------------------------
 
 
@@ -356,7 +346,7 @@ def test_markdown_outputs_render_as_tables(site: Any) -> None:
     """Chapter 9's walk summary (a Markdown output) is an HTML table, not its Markdown source."""
     page = site.page("notebooks/09_how_gpt3_fits.html")
     text = _text(page)
-    assert "|---|" not in text
+    assert "| 0. one device | 1 |" not in text  # a row as Markdown source (the cell's code builds it, never writes it)
     assert re.search(r"<th[^>]*>\s*(<p>)?state per device", page)
     assert "<td><p>57.01 GB (53.10 GiB)</p></td>" in page  # step 4, Korthikanti's Table 3: 43.75 + 13.26 GB
 
