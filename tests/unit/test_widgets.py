@@ -391,3 +391,21 @@ def test_large_numbers_are_formatted() -> None:
     assert format_share(17_700) == "1.77×10⁶ %"
     assert format_share(0.2791) == "27.9 %"
     assert "e+" not in compare(s, big)._repr_html_()
+
+
+def test_counts_of_one_are_singular() -> None:
+    """One device reads "on 1 device"; k = 47 of 48 layers leaves out "the other 1 layer", which "holds" 2."""
+    s = Scenarios.Gpt3_175BKorthikantiTable3OnA100
+    one = s.variant(
+        data_parallel=1,
+        tensor_parallel=1,
+        pipeline_parallel=1,
+        interleave=1,
+        sequence_parallel=False,
+        state=s.state.variant(hardware=None),
+    )
+    assert one.title().endswith("on 1 device")
+    assert "on 1 device, N_d=1" in str(one.headline())
+    (caveat,) = Scenarios.Gpt2XlBatch32Activations.variant(checkpoint_segments=47).caveats()
+    assert "47 segments of 1 layer and leaves out the other 1 layer," in caveat
+    assert "Really 1 of the segments holds 2 layers" in caveat

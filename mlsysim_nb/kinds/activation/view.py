@@ -221,9 +221,9 @@ class ActivationView:
             per, left = layers // k, layers % k
             text = (
                 f"{_segments(k)} do not divide the {layers} layers: the estimate counts {_segments(k)} of {per} "
-                f"layer{'s' if per != 1 else ''} and leaves out the other {left} layers, so it reads low "
-                f"({segmented} against {full} for full recomputation). Really {left} of the segments hold "
-                f"{per + 1} layers; compare only a k that divides {layers}."
+                f"layer{'s' if per != 1 else ''} and leaves out the other {left} layer{'s' if left != 1 else ''}, "
+                f"so it reads low ({segmented} against {full} for full recomputation). Really {left} of the "
+                f"segments {'holds' if left == 1 else 'hold'} {per + 1} layers; compare only a k that divides {layers}."
             )
             return (text,)
         if self.magnitude("checkpointed_activations") > self.magnitude("activations_full"):
