@@ -389,7 +389,9 @@ def test_large_numbers_are_formatted() -> None:
     assert "1000000" not in str(big.headline())
     assert "e+" not in str(big.headline())
     assert format_share(17_700) == "1.77×10⁶ %"
+    assert format_share(32.597) == "3260 %"  # GPT-3's 2.8 TB state on an 85.9 GB A100, not 3.26e+03 %
     assert format_share(0.2791) == "27.9 %"
+    assert format_share(1) == "100 %"
     assert "e+" not in compare(s, big)._repr_html_()
 
 
