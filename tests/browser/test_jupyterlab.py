@@ -506,7 +506,7 @@ def test_serving_panel_reads_whole(browser: Any, lab: dict[str, Any], artifacts:
     assert layout["capX"] is not None
     assert all(not (left - 2 <= layout["capX"] <= right + 2) for left, right in layout["totals"]), layout
     models = page.locator(".widget-dropdown").filter(has=page.locator("label", has_text=re.compile(r"^model$")))
-    options = models.locator("option").all_text_contents()
+    options = [" ".join(o.split()) for o in models.locator("option").all_text_contents()]  # no-break spaces
     assert "Llama 3.1 8B (from its published config.json)" in options
     assert len(options) == len(set(options))
     page.screenshot(path=str(artifacts / "jupyterlab-serve.png"), full_page=False)
