@@ -5,6 +5,10 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
+# the book is built in an environment of its own: its extra brings nbgrader (the student version of each
+# chapter is made with nbgrader's own preprocessors), whose menus must not appear in the students' lab
+BOOK_VENV ?= .venv-book
+BOOK_BIN  := $(BOOK_VENV)/bin
 PORT   ?= 8888
 COURSE ?= student
 # PYTEST_ARGS: extra pytest options for `make test`, e.g. PYTEST_ARGS=--durations=20
@@ -26,9 +30,14 @@ $(VENV)/.course-installed: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[course]"
 	touch $@
 
-# the package, Sphinx, MyST-NB and the book theme: enough to build the course's site (make book)
-$(VENV)/.book-installed: $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[book]"
+# the package, Sphinx, MyST-NB, the book theme and nbgrader, in .venv-book: enough to build the course's
+# site (make book), and never in the .venv that `make lab` opens
+$(BOOK_BIN)/python:
+	$(PYTHON) -m venv $(BOOK_VENV)
+	$(BOOK_BIN)/python -m pip install --quiet --upgrade pip
+
+$(BOOK_VENV)/.book-installed: $(BOOK_BIN)/python pyproject.toml
+	$(BOOK_BIN)/python -m pip install --quiet -e ".[book]"
 	touch $@
 
 # everything the test suite needs (reference oracle, nbval, nbgrader, playwright, linters, PyTorch for the
@@ -39,7 +48,7 @@ $(VENV)/.test-installed: $(BIN)/python pyproject.toml
 
 env: $(VENV)/.lab-installed
 course-env: $(VENV)/.course-installed
-book-env: $(VENV)/.book-installed
+book-env: $(BOOK_VENV)/.book-installed
 test-env: $(VENV)/.test-installed
 
 lab: $(VENV)/.lab-installed
@@ -88,11 +97,11 @@ student: $(VENV)/.course-installed
 
 # the course as a static site, the student version (no solutions), from the notebooks' stored outputs:
 # build/book/index.html. Nothing is executed. book-solutions: the instructor's version, for private publishing.
-book: $(VENV)/.book-installed
-	$(BIN)/python scripts/build_book.py build/book
+book: $(BOOK_VENV)/.book-installed
+	$(BOOK_BIN)/python scripts/build_book.py build/book
 
-book-solutions: $(VENV)/.book-installed
-	$(BIN)/python scripts/build_book.py build/book-solutions --solutions
+book-solutions: $(BOOK_VENV)/.book-installed
+	$(BOOK_BIN)/python scripts/build_book.py build/book-solutions --solutions
 
 # how many times one `make test` executes each notebook (every kernel started is counted)
 count-runs: $(VENV)/.test-installed
@@ -102,4 +111,4 @@ bench: $(VENV)/.test-installed
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build dist *.egg-info
+	rm -rf $(VENV) $(BOOK_VENV) .pytest_cache .hypothesis build dist *.egg-info

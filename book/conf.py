@@ -35,6 +35,8 @@ suppress_warnings = ["myst.header"]
 # notebooks: stored outputs only; a widget's view needs a kernel, so its text fallback is shown
 nb_execution_mode = "off"
 nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None)]
+# a Markdown output (notebook 9's walk table) is read as MyST, tables included (CommonMark has none)
+nb_render_markdown_format = "myst"
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 # text as written: no curly quotes (the student-version check compares the instructor's lines exactly)
@@ -62,5 +64,8 @@ html_theme_options = {
 html_context = {"default_mode": "auto"}
 html_static_path = [str(HERE / "_static")]
 html_css_files = ["book.css"]
+# search results show an excerpt around the words found, read from the page's article (search_summary.js)
+html_show_search_summary = True
+html_js_files = ["search_summary.js"]
 html_copy_source = False
 html_show_sourcelink = False

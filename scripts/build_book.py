@@ -10,6 +10,7 @@ script lays out a source folder beside OUT (``OUT-src``, generated anew at each 
 
 * the pages of ``book/``, each naming the repository's root as a path relative to itself, so the README's
   introduction, its "Differences" section and the instructor's guide are included, not copied;
+* one API page per scenario kind the package finds (``api/``), so the reference is a page per kind;
 * one chapter per notebook of ``notebooks/`` (``NN_*.ipynb``, in course order), with a first cell linking
   the same notebook on Binder (the student version) and a note before each live panel;
 * for the student version (the default) each chapter goes through the removal nbgrader's release
@@ -122,8 +123,9 @@ def _markdown(text: str) -> Any:
 
 LIVE_NOTE = """\
 ```{{note}}
-**Live panel.** Below is its static text: the controls need a running kernel. Run this chapter on
-[Binder]({binder}) (the student version, nothing to install), or in a clone with `make lab`.
+**Live panel.** Below is a snapshot of it at the values it opens with: its controls need a running
+kernel. Run this chapter on [Binder]({binder}) (the student version, nothing to install), or in a clone
+with `make lab`.
 ```"""
 
 LAUNCH = """\
@@ -191,6 +193,38 @@ def _page(template: Path, target: Path) -> None:
     target.write_text(text.replace(REPO_PLACEHOLDER, rel), encoding="utf-8")
 
 
+KIND_PAGE = """\
+# {name}
+
+{summary}
+
+```{{eval-rst}}
+.. autoclass:: mlsysim_nb.{name}
+   :members:
+```
+
+## Equations of `{name}`
+
+```{{kind-equations}} {name}
+```
+"""
+
+
+def kind_pages(folder: Path) -> list[Path]:
+    """One API page per scenario kind the package finds (``api/NN_<Class>.md``, in catalog order)."""
+    from mlsysim_nb.kinds import all_kinds
+
+    pages = []
+    folder.mkdir(parents=True, exist_ok=True)
+    for index, kind in enumerate(all_kinds()):
+        cls = kind.load()
+        summary = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        page = folder / f"{index:02d}_{kind.name}.md"
+        page.write_text(KIND_PAGE.format(name=kind.name, summary=summary), encoding="utf-8")
+        pages.append(page)
+    return pages
+
+
 def prepare(src: Path, *, solutions: bool) -> list[Path]:
     """Write the site's source folder: the pages and the chapters; return the chapters."""
     import nbformat
@@ -200,6 +234,7 @@ def prepare(src: Path, *, solutions: bool) -> list[Path]:
     src.mkdir(parents=True)
     for template in BOOK.rglob("*.md"):
         _page(template, src / template.relative_to(BOOK))
+    kind_pages(src / "api")
     chapters = []
     for path in notebooks():
         target = src / "notebooks" / path.name

@@ -4,8 +4,6 @@
   kinds' own notation tables (``Scenario.notation()``: the records', the fields' and the equations' rows),
   never retyped. Each entry's anchor is ``sym-`` and the symbol's text (case kept: ``P`` and ``p`` differ).
 * ``kind-equations KIND``: every equation a kind defines, from its ``EQUATIONS`` table, in LaTeX.
-* ``every-kind``: for each scenario kind the package finds (a new kind's folder included), its class's
-  autodoc and its equations, so that the API page lists every kind without naming one.
 * in every chapter (a document under ``notebooks/``), the first inline math that writes a glossary
   symbol links to the symbol's entry.
 * math as MathML, converted at build time (``latex2mathml``): formulas read without JavaScript, and the
@@ -46,7 +44,7 @@ class Entry:
     text: str  # the symbol as text, "b_val"
     letter: str  # its letter, "b"
     latex: str
-    names: tuple[tuple[str, str, str], ...]  # (name, label, base unit)
+    names: tuple[tuple[str, str, str], ...]  # (name, label, base unit or what it holds)
     kinds: tuple[str, ...]
 
 
@@ -67,7 +65,7 @@ def entries() -> tuple[Entry, ...]:
             row = rows.setdefault(
                 text, {"letter": quantity.symbol.letter, "latex": quantity.symbol.latex(), "names": {}, "kinds": []}
             )
-            row["names"].setdefault(name, (name, quantity.label, quantity.base))
+            row["names"].setdefault(name, (name, quantity.label, what_it_is(cls, name, quantity.base)))
             if cls.__name__ not in row["kinds"]:
                 row["kinds"].append(cls.__name__)
     out = [Entry(t, r["letter"], r["latex"], tuple(r["names"].values()), tuple(r["kinds"])) for t, r in rows.items()]
@@ -113,8 +111,38 @@ def symbols_in(latex: str, longer: Iterable[str] = ()) -> Iterator[str]:
         yield f"{letter}{prime}_{sub}" if sub else f"{letter}{prime}"
 
 
-def _unit(base: str) -> str:
-    return base or "a plain number"
+@functools.cache
+def _example(cls: type) -> Any:
+    """One scenario of kind ``cls`` from the catalog (what its flags and choices hold), or ``None``."""
+    from mlsysim_nb import Scenarios
+
+    names = Scenarios.names(cls)
+    return Scenarios[names[0]] if names else None
+
+
+def what_it_is(cls: type, name: str, base: str) -> str:
+    """A name's unit, or what it holds when it has none: a choice (with its options), yes or no, a plain number."""
+    if base:
+        return base
+    from mlsysim_nb.model.knob import knobs
+
+    declared = knobs(cls).get(name)
+    if declared is not None and declared.kind == "choice":
+        if all(isinstance(value, bool) for _, value in declared.choices):
+            return "true or false"
+        values = [str(value) for _, value in declared.choices if isinstance(value, str)]
+        return "a choice: " + ", ".join(values) if values else "a choice"
+    try:
+        value = getattr(_example(cls), name)
+    except Exception:  # noqa: BLE001 - a property that needs an argument or another input: a number
+        value = None
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, str):
+        return "a choice"
+    if declared is not None and declared.kind == "count":
+        return "a whole number"
+    return "a plain number"
 
 
 def is_letter(entry: Entry) -> bool:
@@ -132,7 +160,7 @@ def _item(entry: Entry) -> nodes.definition_list_item:
         para = nodes.paragraph()
         para += nodes.Text(f"{label} (")
         para += nodes.literal(name, name)
-        para += nodes.Text(f", {_unit(base)})")
+        para += nodes.Text(f", {base})")
         body += para
     used = nodes.paragraph(classes=["msn-kinds"])
     used += nodes.Text("In " + ", ".join(entry.kinds) + ".")
@@ -210,25 +238,6 @@ class KindEquations(SphinxDirective):
         return [_table(["property", "equation", "unit", "what it is"], rows)]
 
 
-class EveryKind(SphinxDirective):
-    """Each scenario kind's class (autodoc, members) and its equations, in catalog order."""
-
-    def run(self) -> list[nodes.Node]:
-        """The reST of every kind, parsed in place: an ``autoclass`` and a ``kind-equations`` table each."""
-        from docutils.statemachine import StringList
-        from sphinx.util.nodes import nested_parse_with_titles
-
-        lines: list[str] = []
-        for cls in scenario_classes():
-            name = cls.__name__
-            lines += [f".. autoclass:: mlsysim_nb.{name}", "   :members:", ""]
-            lines += [f"Equations of ``{name}``", "-" * (len(name) + 17), "", f".. kind-equations:: {name}", ""]
-        container = nodes.section()
-        container.document = self.state.document
-        nested_parse_with_titles(self.state, StringList(lines, source="every-kind"), container)
-        return list(container.children)
-
-
 def _inside(node: nodes.Node, kinds: tuple[type, ...]) -> bool:
     parent = node.parent
     while parent is not None:
@@ -286,6 +295,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_html_math_renderer("msn_mathml", (_visit_math, None), (_visit_math_block, None))
     app.add_directive("notation-glossary", NotationGlossary)
     app.add_directive("kind-equations", KindEquations)
-    app.add_directive("every-kind", EveryKind)
     app.connect("doctree-resolved", link_first_uses)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -12,7 +12,7 @@ from mlsysim_nb.errors import NotApplicableError
 from mlsysim_nb.formula import format_number
 from mlsysim_nb.render.display import RichRepr
 from mlsysim_nb.render.html import wrap
-from mlsysim_nb.render.numbers import format_result
+from mlsysim_nb.render.numbers import format_percent, format_result
 from mlsysim_nb.render.plain import one_line
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def _change(first: Any, value: Any) -> str:
     if first == 0 or first < 0 or value < 0:
         return f" ({'▲' if value > first else '▼'} {format_number(abs(value - first))})"
     pct = 100 * (value - first) / first
-    return f" ({'▲' if pct > 0 else '▼'} {abs(pct):.3g} %)"
+    return f" ({'▲' if pct > 0 else '▼'} {format_percent(abs(pct))})"
 
 
 class Comparison(RichRepr):

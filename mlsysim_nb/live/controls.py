@@ -82,13 +82,25 @@ _MISSING: Any = object()
 
 
 def field_control(
-    scenario: ScenarioLike, name: str, *, value: Any = _MISSING, low: float | None = None, bind: Bind | None = None
+    scenario: ScenarioLike,
+    name: str,
+    *,
+    value: Any = _MISSING,
+    low: float | None = None,
+    bind: Bind | None = None,
+    label: str = "",
 ) -> ControlSpec:
-    """The control a field declares: its range (the field's bounds here), scale, label and choices."""
+    """The control a field declares: its range (the field's bounds here), scale, label and choices.
+
+    ``label`` names the control when it sets more than the field's own words say (a stated sequence
+    length that is the sequence the model reads).
+    """
     declared = knobs(scenario).get(name)
     if declared is None or not declared.control:
         msg = f"{type(scenario).__name__}.{name} declares no control"
         raise KeyError(msg)
+    if label:
+        declared = dataclasses.replace(declared, label=label)
     if value is _MISSING:
         value = scenario.magnitude(name) if declared.kind in {"bytes", "number"} else getattr(scenario, name)
     if declared.control in {"dropdown", "toggle"} and declared.kind == "choice":
@@ -160,6 +172,30 @@ def _key_of(kind: str, record: Any) -> Any:
     return record.name
 
 
+def _origin(kind: str, record: Any) -> str:
+    """Where a record outside the catalog comes from, in the words of a dropdown's option."""
+    if kind == "workload":
+        from mlsysim_nb.records.workloads import Workloads
+
+        if any(record == shipped for shipped in Workloads.configurations().values()):
+            return "from its published config.json"
+    return "as this scenario has it"
+
+
+def _with_own(kind: str, record: Any, key: Any, options: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
+    """``options`` with the scenario's own record first, each option's words distinct.
+
+    A record named as a catalog entry is another record (Llama 3.1 8B read from its config.json, with its
+    exact parameters and gated MLP, against the catalog's summary of the paper's table): both options say
+    where they come from, so a list never shows one name twice.
+    """
+    own = option_label(kind, record)
+    if own in [label for label, _ in options]:
+        options = tuple((f"{label} (catalog)" if label == own else label, v) for label, v in options)
+        own = f"{own} ({_origin(kind, record)})"
+    return ((own, key), *options)
+
+
 def catalog_record(kind: str, key: Any) -> Any:
     """The record a catalog dropdown's key stands for (``None`` for "no hardware")."""
     return None if key is None else _catalog(kind)[key]
@@ -174,8 +210,8 @@ def catalog_control(scenario: ScenarioLike, kind: str, bind: Bind | None = None)
     current = getattr(scenario, kind)
     options = _catalog_options(kind)
     key = _key_of(kind, current)
-    if key not in [v for _, v in options]:  # a user's own record: keep it selectable
-        options = ((option_label(kind, current), key), *options)
+    if key not in [v for _, v in options]:  # a record outside the catalog: keep it selectable
+        options = _with_own(kind, current, key, options)
 
     def to_record(s: Any, k: Any) -> Changes:
         record = current if k == key else catalog_record(kind, k)

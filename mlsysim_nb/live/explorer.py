@@ -23,7 +23,7 @@ import traitlets
 from mlsysim_nb.errors import show_number
 from mlsysim_nb.live.controls import ControlSpec, changes_for, controls_for, log2_bounds
 from mlsysim_nb.render.charts import memory_breakdown, part_color, size_text
-from mlsysim_nb.render.html import Chosen, error_html, scenario_html
+from mlsysim_nb.render.html import Chosen, error_html, escape, scenario_html
 
 if TYPE_CHECKING:
     from mlsysim_nb.model.scenario import Scenario
@@ -99,6 +99,19 @@ def slider_position(slider: Any, value: Any) -> float:
         exponent = math.floor(math.log2(value)) if value >= 1 else slider.min
     except (TypeError, ValueError, OverflowError):
         exponent = slider.min
+    return float(2 ** min(max(exponent, slider.min), slider.max))
+
+
+def slider_notch(slider: Any, value: Any) -> float | None:
+    """The power of two a powers-of-two slider's ``value`` stands on, in range (``None`` for no number).
+
+    A browser computes the handle's value as a power of its exponent and sends back, say,
+    ``32.00000000000002`` for 32: that is the notch 32, not a move.
+    """
+    try:
+        exponent = round(math.log2(value))
+    except (TypeError, ValueError, OverflowError):
+        return None
     return float(2 ** min(max(exponent, slider.min), slider.max))
 
 
@@ -187,6 +200,7 @@ class ScenarioExplorer(w.VBox):
                 entry.observe(
                     lambda change, name=name: self._on_change(name, typed_number(change["new"])), names="value"
                 )
+                entry.on_msg(lambda _widget, content, _buffers: self._on_submit(content))
                 self.controls[name] = entry
             else:
                 box = self.controls[name] = _widget(spec)
@@ -224,12 +238,28 @@ class ScenarioExplorer(w.VBox):
         if not self._syncing:
             self._apply(name, value)
 
+    def _on_submit(self, content: Any) -> None:
+        """Enter in a box: an earlier refusal's message goes, even when the box's text did not change.
+
+        A browser sends Enter before the box's new text and sends no text at all when it equals what
+        the box held (the value in use, retyped after a refusal); a refused text comes right after and
+        is refused again, with its message.
+        """
+        if isinstance(content, dict) and content.get("event") == "submit" and self.error:
+            self.error = ""
+            self.status.value = ""
+
     def _on_slide(self, name: str, value: float) -> None:
-        """A slider move; the handle's own position for the current value (an echo from the browser) is none."""
+        """A slider move to another notch; the notch the current value stands on (an echo) is none.
+
+        The browser answers a handle put at 32 with 32.00000000000002, so the value is read as the
+        notch it stands on, never compared exactly: a typed 48 keeps its handle at 32 and stays 48.
+        """
         slider = self._sliders[name]
-        if self._syncing or value == slider_position(slider, self.specs[name].value):
+        notch = slider_notch(slider, value)
+        if self._syncing or notch is None or notch == slider_position(slider, self.specs[name].value):
             return
-        self._apply(name, round(value))
+        self._apply(name, int(notch))
 
     def _reject(self, spec: ControlSpec, value: Any, reason: str) -> None:
         shown = show_number(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else repr(value)
@@ -252,7 +282,10 @@ class ScenarioExplorer(w.VBox):
                 self._syncing = False
             self._render()
             return
-        if value == spec.value:  # the value in use: nothing to recompute
+        if value == spec.value:  # the value in use: nothing to recompute, but the box shows it as applied
+            self.error = ""
+            self.status.value = ""
+            self._sync_controls()
             return
         try:
             # one validation per change; variant() drops a title the change would make stale
@@ -268,18 +301,48 @@ class ScenarioExplorer(w.VBox):
         for callback in self._callbacks:
             callback(self._scenario)
 
+    def _chosen(self) -> Chosen | None:
+        chosen = None
+        for name, value in self.view.items():
+            step = self.specs[name].step_for(value)
+            if step:
+                chosen = Chosen(f"{self.specs[name].label}: {value}", step)
+        return chosen
+
     def _render(self) -> None:
         # the status line holds the panel's own messages; the scenario's caveats show in its derivation,
         # right under the one-line answer, exactly as its repr shows them
         self.status.value = ""
         highlight = next(iter(self.view.values()), "")
         self.chart.show(self._scenario, highlight)
-        chosen = None
-        for name, value in self.view.items():
-            step = self.specs[name].step_for(value)
-            if step:
-                chosen = Chosen(f"{self.specs[name].label}: {value}", step)
-        self.derivation.value = scenario_html(self._scenario, chart=False, chosen=chosen)
+        self.derivation.value = scenario_html(self._scenario, chart=False, chosen=self._chosen())
+
+    def settings(self) -> list[tuple[str, str]]:
+        """Each control's label and its value as the control shows it (a choice by its option's words)."""
+        shown = []
+        for spec in self.specs.values():
+            value = self.view.get(spec.name, spec.value)  # a display setting's value is the panel's own
+            if spec.kind in {"dropdown", "view"}:
+                text = next((label for label, v in spec.options if v == value), str(value))
+            elif spec.kind == "toggle":
+                text = "on" if value else "off"
+            else:
+                text = show_number(value)
+            shown.append((spec.label, text))
+        return shown
+
+    def snapshot_html(self) -> str:
+        """The panel as static HTML at its current values: its settings, then the chart and the derivation.
+
+        A notebook saved after running stores it beside the widget's view, so that a page without a
+        kernel (the course's site, nbviewer, GitHub) shows what the running panel shows.
+        """
+        settings = "; ".join(f"{label} = {value}" for label, value in self.settings())
+        lead = (
+            '<div class="msn-panel-snapshot">Live panel, shown at its current values (move its controls in a '
+            f"running notebook): {escape(settings)}</div>"
+        )
+        return scenario_html(self._scenario, chart=True, chosen=self._chosen(), lead=lead)
 
     def _sync_controls(self) -> None:
         """Bring every control to the current scenario (after a change touched several fields)."""
@@ -308,10 +371,16 @@ class ScenarioExplorer(w.VBox):
         return f"ScenarioExplorer({type(self._scenario).__name__}: {self._scenario.title()})"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        """The widget view, and a text form that holds the answer: ipywidgets' own cuts it at 110 characters."""
+        """The widget view, a static HTML snapshot and a text form that holds the answer.
+
+        A front end with the widget's state shows the live panel; one without it (a page built from the
+        saved notebook) shows the snapshot of the derivation and chart at the panel's values. The text
+        form is the panel's own: ipywidgets' cuts it at 110 characters.
+        """
         bundle = super()._repr_mimebundle_(**kwargs)
         if isinstance(bundle, dict):
             bundle["text/plain"] = f"{self!r}\n{self._scenario.headline()}"
+            bundle["text/html"] = self.snapshot_html()
         return bundle
 
 

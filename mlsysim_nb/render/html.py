@@ -142,10 +142,10 @@ def chosen_html(derivation: Derivation, chosen: Chosen) -> str:
     return f'<div class="msn-chosen-line">{escape(chosen.label)} = {result}</div>'
 
 
-def derivation_html(derivation: Derivation, chart: str = "", *, chosen: Chosen | None = None) -> str:
-    """Summary, inputs, chart, derivation sections and notes, top to bottom."""
+def derivation_html(derivation: Derivation, chart: str = "", *, chosen: Chosen | None = None, lead: str = "") -> str:
+    """Summary, inputs, chart, derivation sections and notes, top to bottom (``lead``, HTML, above them)."""
     inputs = inputs_section(inputs_table(derivation.inputs, derivation.unset), open_=True)
-    parts = [summary_html(derivation)]
+    parts = [lead, summary_html(derivation)]
     if chosen is not None:
         parts.append(chosen_html(derivation, chosen))
     parts.append(inputs)
@@ -157,10 +157,11 @@ def derivation_html(derivation: Derivation, chart: str = "", *, chosen: Chosen |
     return wrap("".join(parts))
 
 
-def scenario_html(scenario: Scenario, *, chart: bool = True, chosen: Chosen | None = None) -> str:
+def scenario_html(scenario: Scenario, *, chart: bool = True, chosen: Chosen | None = None, lead: str = "") -> str:
     """The full HTML repr of a scenario. Never raises: a failure becomes a visible message.
 
-    ``chosen``: a live panel's display setting, marked in the derivation (see :class:`Chosen`).
+    ``chosen``: a live panel's display setting, marked in the derivation (see :class:`Chosen`);
+    ``lead``: HTML (already escaped) shown first, inside the repr's block (a panel's snapshot says so there).
     """
     try:
         img = ""
@@ -168,7 +169,7 @@ def scenario_html(scenario: Scenario, *, chart: bool = True, chosen: Chosen | No
             from mlsysim_nb.render.charts import png_img
 
             img = png_img(scenario)
-        return derivation_html(explain(scenario), img, chosen=chosen)
+        return derivation_html(explain(scenario), img, chosen=chosen, lead=lead)
     except Exception as err:  # noqa: BLE001 - a repr must never raise in a notebook
         return error_html(f"{type(err).__name__}: {err}")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -9,7 +10,7 @@ import numpy as np
 
 from mlsysim_nb.formula import format_number
 
-__all__ = ["capacity_text", "format_bytes", "format_magnitude", "format_result", "format_share"]
+__all__ = ["capacity_text", "format_bytes", "format_magnitude", "format_percent", "format_result", "format_share"]
 
 _BYTE_STEPS = [(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")]
 _BINARY_STEPS = [(2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")]
@@ -57,9 +58,18 @@ def format_bytes(value: Any, *, binary: bool = False) -> str:
     return format_result("byte", value) if binary else format_magnitude("byte", value)
 
 
+def format_percent(percent: float) -> str:
+    """A percentage to three significant digits, in the number formatter's spelling: ``27.9 %``, ``3260 %``.
+
+    Rounded first, then spelled: ``1.77×10⁶ %``, never Python's ``1.77e+06 %``.
+    """
+    rounded = float(f"{float(percent):.3g}") if math.isfinite(percent) else percent
+    return f"{format_number(rounded)} %"
+
+
 def format_share(value: Any) -> str:
-    """A fraction as a percentage to three significant digits: ``0.2791`` -> ``27.9 %``."""
-    return f"{100 * float(value):.3g} %"
+    """A fraction as a percentage to three significant digits: ``0.2791`` -> ``27.9 %``, ``17700`` -> ``1.77×10⁶ %``."""
+    return format_percent(100 * float(value))
 
 
 def capacity_text(capacity: Any) -> str:

@@ -54,8 +54,19 @@ def _html_outputs(path: Path) -> list[str]:
         for cell in _cells(path)
         if cell["cell_type"] == "code" and _shown(cell)
         for out in cell.get("outputs", [])
-        if "text/html" in out.get("data", {}) and WIDGET not in out.get("data", {})
+        if "text/html" in out.get("data", {})  # a live panel's static snapshot included
     ]
+
+
+def live_panels(path: Path) -> int:
+    """How many live panels a notebook's kept outputs hold (each stores a static snapshot beside its view)."""
+    return sum(
+        1
+        for cell in _cells(path)
+        if cell["cell_type"] == "code" and _shown(cell)
+        for out in cell.get("outputs", [])
+        if WIDGET in out.get("data", {})
+    )
 
 
 def expected_figures(path: Path) -> tuple[int, int]:
@@ -167,16 +178,6 @@ def test_every_chapter_links_its_first_symbols_to_the_glossary(site: Any) -> Non
         assert set(targets) <= known
 
 
-def test_api_reference_shows_every_equation(site: Any) -> None:
-    """The classes' docstrings and, per kind, every formula of its EQUATIONS table."""
-    page = site.page("api.html")
-    assert page.count('class="table msn-equations') + page.count("msn-equations") >= len(scenario_classes())
-    for cls in scenario_classes():
-        assert f'id="mlsysim_nb.{cls.__name__}"' in page
-        for name in cls.EQUATIONS.names:  # type: ignore[attr-defined]
-            assert f'<span class="pre">{name}</span>' in page, f"{cls.__name__}.{name}"
-
-
 # --- the student version ------------------------------------------------------------------------------
 
 
@@ -281,10 +282,13 @@ def test_derivations_and_charts_read_without_javascript(site: Any, browser: Any)
         )
         assert shown == [derivations, charts, derivations], path.name
         total += derivations + charts
-        live = any(WIDGET in out.get("data", {}) for cell in _cells(path) for out in cell.get("outputs", []))
-        if live:
-            assert page.locator(".admonition.note", has_text="Live panel").count() >= 1, path.name
-            assert page.locator(".cell_output", has_text="ScenarioExplorer(").count() >= 1, path.name
+        panels = live_panels(path)
+        if panels:
+            assert page.locator(".admonition.note", has_text="Live panel").count() == panels, path.name
+            # each live panel shows its snapshot: the derivation and the chart at its values, not one line
+            snapshots = page.locator(".cell_output .msn-wrap", has=page.locator(".msn-panel-snapshot"))
+            assert snapshots.count() == panels, path.name
+            assert snapshots.locator("img.msn-chart").count() == panels, path.name
     context.close()
     assert total > len(NOTEBOOKS)
 
@@ -333,3 +337,93 @@ def test_chapters_read_as_pages(site: Any) -> None:
         assert [a for a in alts if not a.strip() or a.endswith((".png", ".svg"))] == [], path.name
         assert "You made no guess" not in text, path.name
         assert "Predict first.</strong>" in text, path.name
+
+
+# --- the book's own pages: tables, notation, API, search, dark theme, its environment ----------------
+
+
+def test_markdown_outputs_render_as_tables(site: Any) -> None:
+    """Chapter 9's walk summary (a Markdown output) is an HTML table, not its Markdown source."""
+    page = site.page("notebooks/09_how_gpt3_fits.html")
+    text = _text(page)
+    assert "| 0. one device | 1 |" not in text  # a row as Markdown source (the cell's code builds it, never writes it)
+    assert re.search(r"<th[^>]*>\s*(<p>)?state per device", page)
+    assert "<td><p>57.01 GB (53.10 GiB)</p></td>" in page  # step 4, Korthikanti's Table 3: 43.75 + 13.26 GB
+
+
+def test_glossary_says_what_a_unitless_name_holds(site: Any) -> None:
+    """adapter_mode is true or false, attention a choice, batch_size a whole number: none is "a plain number"."""
+    text = _text(site.page("glossary.html"))
+    assert "adapters are configured ( adapter_mode , true or false)" in text
+    assert "attention kernel ( attention , a choice: eager, fused)" in text
+    assert "batch size ( batch_size , a whole number)" in text
+    assert "adapter_mode , a plain number" not in text
+
+
+def test_api_reference_is_a_page_per_kind(site: Any) -> None:
+    """The API page links one page per kind the registry finds; each holds its class and its equations."""
+    index = site.page("api.html")
+    for number, cls in enumerate(scenario_classes()):
+        relative = f"api/{number:02d}_{cls.__name__}.html"
+        assert relative in index, relative
+        page = site.page(relative)
+        assert f'id="mlsysim_nb.{cls.__name__}"' in page
+        assert "msn-equations" in page
+        for name in cls.EQUATIONS.names:  # type: ignore[attr-defined]
+            assert f'<span class="pre">{name}</span>' in page, f"{cls.__name__}.{name}"
+    assert 'id="mlsysim_nb.TrainingStateFitScenario"' not in index
+    assert len(index) < len(site.page(f"api/00_{scenario_classes()[0].__name__}.html")) * 2
+
+
+@pytest.mark.browser
+def test_search_results_show_excerpts(site: Any, browser: Any) -> None:
+    """A search lists pages with an excerpt of their own text around the word, not the theme's buttons."""
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(site.url + "search.html?q=recomputation")
+    excerpts = page.locator("#search-results li p.context")
+    excerpts.first.wait_for(timeout=30_000)
+    page.wait_for_timeout(1000)
+    texts = excerpts.all_text_contents()
+    context.close()
+    assert len(texts) >= 3
+    assert not [t for t in texts if "System Settings" in t or "Light Dark" in t]
+    assert sum("recomputation" in t.lower() for t in texts) >= len(texts) // 2
+
+
+@pytest.mark.browser
+def test_charts_and_symbols_are_not_framed_or_cut(site: Any, browser: Any) -> None:
+    """Dark theme: no grey frame around a repr or its chart; the glossary's D_step keeps its D's left edge."""
+    context = browser.new_context(viewport={"width": 1200, "height": 900}, color_scheme="dark")
+    context.add_init_script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
+    page = context.new_page()
+    page.goto(site.url + chapter(NOTEBOOKS[0]))
+    page.wait_for_function("() => document.documentElement.dataset.theme === 'dark'")
+    frames = page.evaluate(
+        "() => Array.from(document.querySelectorAll('.cell_output img.msn-chart')).map(i => {"
+        " const o = i.closest('.output'); const a = getComputedStyle(i), b = getComputedStyle(o);"
+        " return [a.paddingLeft, a.filter, b.paddingLeft, b.backgroundColor]; })"
+    )
+    assert frames
+    assert all(f == ["0px", "none", "0px", "rgba(0, 0, 0, 0)"] for f in frames), frames
+    page.goto(site.url + "glossary.html")
+    overflow = page.locator("dt#sym-D_step .msn-math").evaluate("e => getComputedStyle(e).overflow")
+    context.close()
+    assert overflow == "visible"
+
+
+def test_book_builds_outside_the_students_lab() -> None:
+    """`make book` installs the book extra (nbgrader with it) into .venv-book, never into the lab's .venv."""
+    make = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^BOOK_VENV \?= \.venv-book$", make, re.MULTILINE)
+    assert re.search(
+        r"^book: \$\(BOOK_VENV\)/\.book-installed\n\t\$\(BOOK_BIN\)/python scripts/build_book", make, re.MULTILINE
+    )
+    assert re.search(
+        r'^\$\(BOOK_VENV\)/\.book-installed:.*\n\t\$\(BOOK_BIN\)/python -m pip install --quiet -e "\.\[book\]"',
+        make,
+        re.MULTILINE,
+    )
+    lab = re.search(r"^\$\(VENV\)/\.lab-installed:.*\n\t(.*)$", make, re.MULTILINE)
+    assert lab is not None
+    assert lab.group(1).endswith('-e ".[lab]"')

@@ -44,6 +44,7 @@ NOTEBOOKS = {
         "explore(Scenarios.Gpt3_175BKorthikantiTable3OnA100.variant("
         "data_parallel=8, zero_stage=1, tensor_parallel=2, pipeline_parallel=1, interleave=1))"
     ),
+    "serve.ipynb": "explore(Scenarios.Llama3_1_8BServeOnH100)",  # notebook 11's panel
 }
 
 
@@ -399,5 +400,115 @@ def test_segment_caveat_in_jupyterlab(browser: Any, lab: dict[str, Any], artifac
     warning = page.locator(".msn-warning", has_text="28 segments do not divide the 48 layers")
     expect(warning).to_have_count(1, timeout=30_000)  # once, under the answer, as in the repr
     assert _kernel(page, "print(panel.scenario.checkpoint_segments, repr(panel.error))") == "28 ''"
+    context.close()
+    assert errors == []
+
+
+@pytest.mark.parametrize("start", [64, 16])
+def test_every_value_between_two_powers_of_two_is_applied(
+    browser: Any, lab: dict[str, Any], artifacts: Path, start: int
+) -> None:
+    """Typing each of 33..63 from 64 (the handle moves down to 32) or from 16 (up to 32) applies it exactly.
+
+    The browser answers the handle put at 32 with 32.00000000000002; that echo is no move (48 stayed 32).
+    """
+    context, page, errors = _open(browser, lab, artifacts, "explore.ipynb")
+    control = page.locator(".widget-hbox", has_text="batch size")
+    box = control.locator("input[type='text']")
+    wrong = []
+    for typed in range(33, 64):
+        box.fill(str(start))
+        box.press("Enter")
+        _settled(page, control, start)
+        box.fill(str(typed))
+        box.press("Enter")
+        _settled(page, control, typed)
+        state = _kernel(page, "print(panel.scenario.batch_size, repr(panel.error), panel.controls['batch_size'].value)")
+        if state != f"{typed} '' {typed}":
+            wrong.append((typed, state))
+    context.close()
+    assert wrong == []
+    assert errors == []
+
+
+def test_typed_layout_between_powers_of_two_is_applied(browser: Any, lab: dict[str, Any], artifacts: Path) -> None:
+    """Notebook 09: p = 48 and N_d = 40 stay 48 and 40 (both handles at 32): 2 x 48 x 40 = 3,840 devices."""
+    context, page, errors = _open(browser, lab, artifacts, "layout.ipynb")
+    for label, typed in (("pipeline", 48), ("data-parallel", 40)):
+        control = page.locator(".widget-hbox", has_text=label)
+        box = control.locator("input[type='text']")
+        box.fill(str(typed))
+        box.press("Enter")
+        _settled(page, control, typed)
+    state = _kernel(
+        page, "print(panel.scenario.pipeline_parallel, panel.scenario.data_parallel, panel.scenario.devices)"
+    )
+    context.close()
+    assert state == "48 40 3840"
+    assert errors == []
+
+
+def test_box_shows_the_value_applied(browser: Any, lab: dict[str, Any], artifacts: Path) -> None:
+    """'1,024' over batch 1024 reads 1024; the current value retyped after a refusal clears its message."""
+    from playwright.sync_api import expect
+
+    context, page, errors = _open(browser, lab, artifacts, "explore.ipynb")
+    control = page.locator(".widget-hbox", has_text="batch size")
+    box = control.locator("input[type='text']")
+    box.fill("1024")
+    box.press("Enter")
+    _settled(page, control, 1024)
+    for spelling in ("1,024", "1_024"):
+        box.fill(spelling)
+        box.press("Enter")
+        _settled(page, control, 1024)
+    box.fill("0")
+    box.press("Enter")
+    expect(page.locator(".msn-error")).to_contain_text("was not applied", timeout=30_000)
+    _settled(page, control, 1024)
+    box.fill("1024")  # what the box already shows: the browser sends no new text, only the Enter
+    box.press("Enter")
+    expect(page.locator(".msn-error")).to_have_count(0, timeout=30_000)
+    assert _kernel(page, "print(panel.scenario.batch_size, repr(panel.error))") == "1024 ''"
+    context.close()
+    assert errors == []
+
+
+SVG_LAYOUT_JS = """
+(svg) => {
+  const box = (e) => e.getBBox();
+  const caption = Array.from(svg.querySelectorAll('.msn-bar-caption tspan'));
+  const cap = svg.querySelector('.msn-bar-cap');
+  const totals = Array.from(svg.querySelectorAll('.msn-bar-total')).map(box);
+  const width = svg.viewBox.baseVal.width;
+  return {
+    caption: caption.map((t) => t.textContent),
+    captionRight: Math.max(...caption.map((t) => box(t).x + box(t).width)),
+    width,
+    capX: cap ? Number(cap.getAttribute('x1')) : null,
+    totals: totals.map((b) => [b.x, b.x + b.width]),
+  };
+}
+"""
+
+
+def test_serving_panel_reads_whole(browser: Any, lab: dict[str, Any], artifacts: Path) -> None:
+    """Notebook 11: the caption wraps whole, the total clears the capacity line, each model is named once."""
+    from mlsysim_nb.live.explorer import chart_data
+
+    context, page, errors = _open(browser, lab, artifacts, "serve.ipynb")
+    caption = chart_data(Scenarios.Llama3_1_8BServeOnH100)["caption"]
+    assert "104 tokens/s per sequence" in caption
+    layout = page.locator(".msn-bar svg").first.evaluate(SVG_LAYOUT_JS)
+    assert " ".join(layout["caption"]) == caption
+    assert len(layout["caption"]) >= 2
+    assert layout["captionRight"] <= layout["width"]
+    assert layout["capX"] is not None
+    assert all(not (left - 2 <= layout["capX"] <= right + 2) for left, right in layout["totals"]), layout
+    models = page.locator(".widget-dropdown").filter(has=page.locator("label", has_text=re.compile(r"^model$")))
+    options = [" ".join(o.split()) for o in models.locator("option").all_text_contents()]  # no-break spaces
+    assert "Llama 3.1 8B (from its published config.json)" in options
+    assert len(options) == len(set(options))
+    page.screenshot(path=str(artifacts / "jupyterlab-serve.png"), full_page=False)
     context.close()
     assert errors == []

@@ -117,3 +117,24 @@ def test_dollar_signs_in_names_are_text() -> None:
     shown = [t for t in fig.axes[0].texts if "x^" in t.get_text()]
     # what the label draws: the characters, not mathtext
     assert [t._preprocess_math(t.get_text()) for t in shown] == [("$x^$: 74.51 GiB = 80 GB", False)]
+
+
+def test_total_label_clears_the_capacity_line() -> None:
+    """Llama 3.1 8B on an H100 fills 85.9 GB of 85.9 GB: the total's label starts at the line, not across it."""
+    from mlsysim_nb.render.charts import memory_bar
+
+    s = Scenarios.Llama3_1_8BServeOnH100
+    breakdown = memory_breakdown(s)
+    fig = memory_bar(breakdown)
+    capacity_gb = breakdown.capacity / 1e9
+    assert capacity_gb == pytest.approx(85.899, abs=1e-3)  # 80 GiB
+    (total,) = [t for t in fig.axes[0].texts if t.get_text().endswith(" GB") and t.get_text().startswith(" ")]
+    assert total.get_position()[0] >= capacity_gb
+    train = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100
+    near = memory_breakdown(train.variant(batch_size=22, activations=train.activations_at(22)))
+    assert sum(near.bars[0][1].values()) / 1e9 == pytest.approx(82.83, abs=0.01)  # 24 GB + 22 x 2.674 GB
+    (total,) = [t for t in memory_bar(near).axes[0].texts if t.get_text().startswith(" ")]
+    assert total.get_position()[0] == pytest.approx(capacity_gb)  # 3 GB short of the line: past it
+    small = memory_breakdown(train.variant(batch_size=8, activations=train.activations_at(8)))
+    (total,) = [t for t in memory_bar(small).axes[0].texts if t.get_text().startswith(" ")]
+    assert total.get_position()[0] == pytest.approx(45.39, abs=0.01)  # 24 GB + 8 x 2.674 GB: by its bar

@@ -278,3 +278,136 @@ def test_segment_count_that_does_not_divide_the_layers_warns() -> None:
     assert "48 segments keep more than full recomputation" in p.derivation.value
     p.set("checkpoint_segments", 100)  # refused: the status line says so
     assert "was not applied" in p.status.value
+
+
+@pytest.mark.parametrize(("start", "handle"), [(64, 32), (32, 32)])
+def test_typed_value_survives_the_browsers_slider_echo(start: int, handle: int) -> None:
+    """Typing 33..63 from 64 (the handle moves to 32) or from 32: the browser's 32.00000000000002 echo is no move."""
+    p = explore(Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100)
+    slider, box = p._sliders["batch_size"], p.controls["batch_size"]
+    for typed in range(33, 64):
+        box.value = str(start)
+        slider.value = float(start) * (1 + 2e-16)  # the browser's echo of the handle it was sent
+        assert p.scenario.batch_size == start
+        box.value = str(typed)  # what the browser sends for the box
+        assert slider.value == handle
+        before = p.recomputes
+        for echo in (32.00000000000002, 31.999999999999996, 32.0):  # what the browser sends back for 32
+            slider.value = echo
+            assert (p.scenario.batch_size, p.recomputes, p.error) == (typed, before, "")
+        assert box.value == str(typed)
+    slider.value = 64.00000000000001  # a real move, one notch up, as a browser spells it
+    assert p.scenario.batch_size == 64
+    assert box.value == "64"
+
+
+def test_typed_layout_survives_the_browsers_slider_echo() -> None:
+    """Notebook 09: p = 48 and 40 data-parallel replicas stay 48 and 40 after the handles' echoes (32)."""
+    p = explore(
+        Scenarios.Gpt3_175BKorthikantiTable3OnA100.variant(
+            data_parallel=8, zero_stage=1, tensor_parallel=2, pipeline_parallel=1, interleave=1
+        )
+    )
+    for name, typed in (("pipeline_parallel", 48), ("data_parallel", 40)):
+        p.controls[name].value = str(typed)
+        assert p._sliders[name].value == 32
+        p._sliders[name].value = 32.00000000000002
+        assert (getattr(p.scenario, name), p.error) == (typed, "")
+    assert p.scenario.devices == 2 * 48 * 40  # t x p x d = 3,840 devices
+
+
+def test_retyped_value_shows_as_applied() -> None:
+    """'4,096' or '4_096' typed over the context in use shows 4096; retyping it clears a refusal's message."""
+    p = explore(Scenarios.Llama3_1_8BServeOnH100)
+    box = p.controls["context_length"]
+    for typed in ("4,096", "4_096", " 4096 ", "4096.0"):
+        box.value = typed
+        assert (box.value, p.scenario.context_length, p.recomputes) == ("4096", 4096, 0)
+    box.value = "0"
+    assert "was not applied" in p.status.value
+    assert p.error
+    box._handle_custom_msg({"event": "submit"}, [])  # "0" again: Enter, then the text (the browser's order)
+    box.value = "0"
+    assert "was not applied" in p.status.value
+    box._handle_custom_msg({"event": "submit"}, [])  # the value in use retyped: Enter, and no text, as it is unchanged
+    assert (p.error, p.status.value, box.value) == ("", "", "4096")
+    box.value = "0"
+    box._handle_custom_msg({"event": "submit"}, [])
+    box.value = "4,096"  # retyped in another spelling: Enter, then the text
+    assert (p.error, p.status.value, box.value) == ("", "", "4096")
+
+
+def test_panel_stores_a_static_snapshot_of_what_it_shows() -> None:
+    """The panel's HTML form is the derivation and the chart at its current values, with its settings."""
+    p = explore(Scenarios.Gpt2XlBatch32Activations)
+    html = p._repr_mimebundle_()["text/html"]
+    assert html.count('class="msn-panel-snapshot"') == 1
+    assert "micro-batch = 32" in html
+    assert "recomputation = none" in html
+    assert '<img class="msn-chart"' in html  # the chart, as a picture that needs no kernel
+    assert "286.9 GB" in html  # no recomputation: 48 layers x 5.977 GB
+    p.set("micro_batch", 8)
+    p.set("strategy", "full")
+    html = p._repr_mimebundle_()["text/html"]
+    assert "micro-batch = 8" in html
+    assert "recomputation = full" in html
+    full = format_bytes(p.scenario.activations("full").m_as("B"))
+    assert full == "1.258 GB"  # 48 x 1024 x 8 x 1600 x 2 B
+    assert f"recomputation: full = {full}" in html
+    assert "micro-batch 32" not in html
+
+
+def test_model_dropdown_names_each_model_once() -> None:
+    """Notebook 11: the scenario's Llama 3.1 8B (its config.json) and the catalog's (the paper's table) read apart."""
+    p = explore(Scenarios.Llama3_1_8BServeOnH100)
+    labels = [label for label, _ in p.controls["workload"].options]
+    assert len(labels) == len(set(labels))
+    assert labels[0] == "Llama 3.1 8B (from its published config.json)"
+    assert "Llama 3.1 8B (catalog)" in labels
+    assert p.scenario.workload.parameters.m_as("count") == 8_030_261_248  # the config's exact count
+    p.set("workload", "LLAMA3_8B")  # the catalog's: 8.03e9 as the paper rounds it
+    assert p.scenario.workload.parameters.m_as("count") == 8_030_000_000
+
+
+def test_activation_panel_names_the_sequence_it_sets() -> None:
+    """Notebook 05: the control is the sequence length the model reads, not a second "stated" length."""
+    p = explore(Scenarios.Gpt2XlBatch32Activations)
+    labels = [s.label for s in p.specs.values()]
+    assert "sequence length" in labels
+    assert "stated sequence length" not in labels
+    p.set("seq_len", 512)
+    assert p.scenario.sequence == 512
+
+
+def test_large_numbers_are_formatted() -> None:
+    """Batch 1,000,000 reads 1×10⁶ in the headline; a 1.77 million per cent share reads 1.77×10⁶ %."""
+    from mlsysim_nb.render.numbers import format_share
+
+    s = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100
+    big = s.variant(batch_size=1_000_000, activations=s.activations_at(1_000_000))
+    assert "at batch 1×10⁶" in str(big.headline())
+    assert "1000000" not in str(big.headline())
+    assert "e+" not in str(big.headline())
+    assert format_share(17_700) == "1.77×10⁶ %"
+    assert format_share(32.597) == "3260 %"  # GPT-3's 2.8 TB state on an 85.9 GB A100, not 3.26e+03 %
+    assert format_share(0.2791) == "27.9 %"
+    assert format_share(1) == "100 %"
+    assert "e+" not in compare(s, big)._repr_html_()
+
+
+def test_counts_of_one_are_singular() -> None:
+    """One device reads "on 1 device"; k = 47 of 48 layers leaves out "the other 1 layer", which "holds" 2."""
+    s = Scenarios.Gpt3_175BKorthikantiTable3OnA100
+    one = s.variant(
+        data_parallel=1,
+        tensor_parallel=1,
+        pipeline_parallel=1,
+        interleave=1,
+        sequence_parallel=False,
+        state=s.state.variant(hardware=None),
+    )
+    assert one.title().endswith("on 1 device")
+    assert "on 1 device, N_d=1" in str(one.headline())
+    (caveat,) = Scenarios.Gpt2XlBatch32Activations.variant(checkpoint_segments=47).caveats()
+    assert "47 segments of 1 layer and leaves out the other 1 layer," in caveat
+    assert "Really 1 of the segments holds 2 layers" in caveat

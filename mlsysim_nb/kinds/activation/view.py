@@ -128,6 +128,11 @@ _COMPARISON_ROWS = (
 )
 
 
+def _segments(k: Any) -> str:
+    """``1 segment``, ``8 segments``."""
+    return f"{k} segment" if k == 1 else f"{k} segments"
+
+
 class ActivationLike(ScenarioLike, Protocol):
     """What the activation view reads of its scenario, beyond every scenario's face."""
 
@@ -186,7 +191,7 @@ class ActivationView:
                 parts.append(f"{strategy} n/a")
         if self.checkpoint_segments is not None:
             segments = format_bytes(self.magnitude("checkpointed_activations"))
-            parts.append(f"{self.checkpoint_segments} segments {segments}")
+            parts.append(f"{_segments(self.checkpoint_segments)} {segments}")
         return Headline(f"{self.default_title()}: " + ", ".join(parts))
 
     def memory_chart(self: ActivationLike) -> MemoryChart:
@@ -202,7 +207,7 @@ class ActivationView:
             ("full", {"linear (per-token)": m("activations_full")}),
         ]
         if self.checkpoint_segments is not None:
-            label = f"{self.checkpoint_segments} segments"
+            label = _segments(self.checkpoint_segments)
             bars.append((label, {"linear (per-token)": m("checkpointed_activations")}))
         return MemoryChart(tuple(bars), caption="no device: compare the strategies")
 
@@ -216,15 +221,16 @@ class ActivationView:
         if layers % k:
             per, left = layers // k, layers % k
             text = (
-                f"{k} segments do not divide the {layers} layers: the estimate counts {k} segments of {per} "
-                f"layer{'s' if per != 1 else ''} and leaves out the other {left} layers, so it reads low "
-                f"({segmented} against {full} for full recomputation). Really {left} of the segments hold "
-                f"{per + 1} layers; compare only a k that divides {layers}."
+                f"{_segments(k)} do not divide the {layers} layers: the estimate counts {_segments(k)} of {per} "
+                f"layer{'s' if per != 1 else ''} and leaves out the other {left} layer{'s' if left != 1 else ''}, "
+                f"so it reads low ({segmented} against {full} for full recomputation). Really {left} of the "
+                f"segments {'holds' if left == 1 else 'hold'} {per + 1} layers; compare only a k that divides {layers}."
             )
             return (text,)
         if self.magnitude("checkpointed_activations") > self.magnitude("activations_full"):
             text = (
-                f"{k} segments keep more than full recomputation ({segmented} against {full}), and the two are "
+                f"{_segments(k)} {'keeps' if k == 1 else 'keep'} more than full recomputation "
+                f"({segmented} against {full}), and the two are "
                 "not counted alike: full recomputation's figure holds only the layer inputs, while the segment "
                 "estimate also holds the segment being rebuilt in the backward pass."
             )
@@ -249,7 +255,8 @@ class ActivationView:
         return [
             c.catalog_control(self, "workload"),
             c.field_control(self, "micro_batch"),
-            c.field_control(self, "seq_len", value=self.seq_len or self.sequence),
+            # the control sets the length the model reads (s), the workload's context unless stated
+            c.field_control(self, "seq_len", value=self.seq_len or self.sequence, label="sequence length"),
             c.field_control(self, "precision_bytes"),
             c.field_control(self, "attention"),
             c.field_control(self, "implementation"),

@@ -289,7 +289,7 @@ class ParallelView:
 
     def default_title(self: ParallelLike) -> str:
         """``"GPT-3 (175B), 16-bit + FP32 master + Adam on 64 × NVIDIA A100"``."""
-        device = "devices" if self.hardware is None else f"× {self.hardware.name}"
+        device = ("device" if self.devices == 1 else "devices") if self.hardware is None else f"× {self.hardware.name}"
         return f"{self.workload.name}, {recipe(self.state)} on {self.devices} {device}"
 
     def headline(self: ParallelLike) -> Headline:
@@ -299,7 +299,8 @@ class ParallelView:
             return Headline(f"{self.workload.name}, a sweep over {', '.join(swept)}")
         used = format_bytes(self.magnitude("total_per_device"))
         if self.hardware is None:
-            head = f"{self.workload.name}, {recipe(self.state)} on {self.devices} devices, {self.layout()}"
+            devices = f"{self.devices} device" if self.devices == 1 else f"{self.devices} devices"
+            head = f"{self.workload.name}, {recipe(self.state)} on {devices}, {self.layout()}"
             return Headline(f"{head}: {used} per device", Verdict("no device to fit against"))
         head = f"{self.workload.name}, {recipe(self.state)} on {self.devices} × {self.hardware.name}, {self.layout()}"
         share = format_share(self.magnitude("device_memory_share"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from mlsysim_nb.formula import format_number
 from mlsysim_nb.kinds.training.physics import ADAPTER_SHAPE, DEFAULT_ADAPTER_RANK
 from mlsysim_nb.model.evaluator import is_array
 from mlsysim_nb.model.knob import label_and_help
@@ -252,7 +253,7 @@ class TrainingView:
             ok = bool(self.fits)
             line += f", {format_share(m('capacity_share'))} of {cap}"
             return Headline(line, Verdict("fits" if ok else "does not fit", ok))
-        at = "" if self.batch_size is None else f" at batch {self.batch_size}"
+        at = "" if self.batch_size is None else f" at batch {format_number(self.batch_size)}"
         line += (
             f" + activations {format_bytes(m('activations'))}{at} = {format_bytes(m('training_total'))}"
             f", {format_share(m('training_capacity_multiple'))} of {cap}"

@@ -4,6 +4,20 @@
 // spelled in Python (the derivation's formatter), so chart and text agree.
 const SVG = "http://www.w3.org/2000/svg";
 const W = 560, LEFT = 150, ROW = 34, TOP = 40, RIGHT = 70, LEGEND = 22;
+// a caption line holds about this many characters of 12px bold text in the picture's width
+const CAPTION_CHARS = 80, CAPTION_LINE = 15, CHAR = 7;
+
+// the caption in lines of at most CAPTION_CHARS characters, broken between words (never cut)
+function wrapped(text) {
+  const lines = [];
+  let line = "";
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (line && line.length + 1 + word.length > CAPTION_CHARS) { lines.push(line); line = word; }
+    else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines;
+}
 
 function node(tag, attrs, parent) {
   const n = document.createElementNS(SVG, tag);
@@ -27,24 +41,27 @@ function render({ model, el }) {
     const cap = model.get("capacity");
     const highlight = model.get("highlight");
     const max = Math.max(cap || 0, ...bars.map((b) => b.total_gb), 1e-9) * 1.08;
-    const height = TOP + ROW * bars.length + 8 + LEGEND;
+    const captionLines = wrapped(model.get("caption") || "");
+    const top = TOP + CAPTION_LINE * Math.max(captionLines.length - 1, 0);
+    const height = top + ROW * bars.length + 8 + LEGEND;
     const x = (gb) => LEFT + (gb / max) * (W - LEFT - RIGHT);
     svg.setAttribute("viewBox", `0 0 ${W} ${height}`);
     svg.setAttribute("width", W);
     svg.setAttribute("height", height);
     svg.setAttribute("aria-label", model.get("summary") || "memory bar chart");
     for (const n of Array.from(svg.querySelectorAll(".msn-bar-static"))) n.remove();
-    const caption = model.get("caption");
-    if (caption) {
+    if (captionLines.length) {
       const ok = model.get("ok");
       const c = node("text", { x: 4, y: 12, class: "msn-bar-static msn-bar-caption" }, svg);
       if (ok === true) c.classList.add("msn-bar-ok");
       if (ok === false) c.classList.add("msn-bar-bad");
-      c.textContent = caption;
+      captionLines.forEach((text, i) => {
+        node("tspan", { x: 4, dy: i ? CAPTION_LINE : 0 }, c).textContent = text;
+      });
     }
     const seen = new Set();
     bars.forEach((bar, i) => {
-      const y = TOP + i * ROW;
+      const y = top + i * ROW;
       const label = node("text", { x: LEFT - 8, y: y + ROW / 2, class: "msn-bar-static msn-bar-label", "text-anchor": "end", "dominant-baseline": "middle" }, svg);
       label.textContent = bar.label;
       if (bar.label === highlight) label.classList.add("msn-bar-highlight");
@@ -72,16 +89,19 @@ function render({ model, el }) {
         r.dataset.tip = `${bar.label} · ${part.name}: ${part.text}`;
         left += part.gb;
       });
-      const total = node("text", { x: x(left) + 6, y: y + ROW / 2, class: "msn-bar-static msn-bar-total", "dominant-baseline": "middle", "data-gb": bar.total_gb }, svg);
+      // the total beside its bar; where the capacity line would run through it, past the line
+      let tx = x(left) + 6;
+      if (cap && tx - 3 <= x(cap) && x(cap) <= tx + CHAR * bar.total_text.length + 3) tx = x(cap) + 6;
+      const total = node("text", { x: tx, y: y + ROW / 2, class: "msn-bar-static msn-bar-total", "dominant-baseline": "middle", "data-gb": bar.total_gb }, svg);
       total.textContent = bar.total_text;
     });
     for (const [key, r] of rects) if (!seen.has(key)) { r.remove(); rects.delete(key); }
     const barsBottom = height - LEGEND;
     if (cap) {
-      node("line", { x1: x(cap), x2: x(cap), y1: TOP - 6, y2: barsBottom - 4, class: "msn-bar-static msn-bar-cap" }, svg);
+      node("line", { x1: x(cap), x2: x(cap), y1: top - 6, y2: barsBottom - 4, class: "msn-bar-static msn-bar-cap" }, svg);
       // near the right edge the label sits on the line's left, so it stays inside the picture
       const anchor = x(cap) > W * 0.6 ? "end" : "middle";
-      const t = node("text", { x: x(cap), y: TOP - 10, class: "msn-bar-static msn-bar-caplabel", "text-anchor": anchor }, svg);
+      const t = node("text", { x: x(cap), y: top - 10, class: "msn-bar-static msn-bar-caplabel", "text-anchor": anchor }, svg);
       t.textContent = model.get("capacity_label");
     }
     // the legend: each part's colour once, as the static chart has it
