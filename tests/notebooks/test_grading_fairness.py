@@ -141,10 +141,12 @@ def _numbers(text: str) -> list[float]:
 
 
 def _question(path: Path, cell: dict[str, Any]) -> str:
-    """The exercise's question: the markdown cell above its answer cell."""
+    """The exercise's question: the markdown cell above its answer cell (above the prediction cell, if there is one)."""
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     (index,) = [i for i, c in enumerate(cells) if c.get("id") == cell.get("id")]
     question = cells[index - 2]
+    if question["cell_type"] == "code" and "predict(" in _source(question):
+        question = cells[index - 3]
     assert question["cell_type"] == "markdown"
     assert _source(question).startswith("### Exercise")
     return _source(question)
@@ -290,7 +292,7 @@ def _all_cells(path: Path) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_a_prediction_is_committed_then_explained(path: Path) -> None:
-    """Each "predict the change" item: the graded prediction, then a hand-graded explanation.
+    """Each "predict the change" item: the prediction recorded, the graded value, then a hand-graded explanation.
 
     The prompt of the explanation shows its rubric (students see what they are graded on, a grader sees it
     in the Formgrader, which shows the student's notebook) and gives no expression to paste: finding the
@@ -301,7 +303,11 @@ def test_a_prediction_is_committed_then_explained(path: Path) -> None:
     for index, cell in enumerate(cells):
         if cell["cell_type"] == "markdown" and re.match(r"### Exercise [\d.]+ \(predict the change", _source(cell)):
             assert _source(cell).splitlines()[0].endswith("(predict the change, then explain)")
-            answer, check, prompt, explanation = cells[index + 1 : index + 5]
+            after = index + 1
+            if cells[after]["cell_type"] == "code" and "predict(" in _source(cells[after]):
+                assert "nbgrader" not in cells[after]["metadata"], "the recorded prediction is not graded"
+                after += 1
+            answer, check, prompt, explanation = cells[after : after + 4]
             assert answer["metadata"]["nbgrader"]["solution"]
             assert check["metadata"]["nbgrader"]["grade"]
             assert "Commit to your prediction above first" in _source(prompt)

@@ -149,10 +149,7 @@ def test_the_papers_facts() -> None:
 
 def test_prose_figures_are_the_models() -> None:
     """Each figure the notebook's text states, recomputed with the package, in the text's own rounding."""
-    capacity = Hardware["A100_80GB"].memory.capacity
-    devices = math.ceil(float((ONE.state_per_device / capacity).m_as("")))
     expected = {
-        "at least 33 devices": devices == 33,
         "2,800 GB (2,608 GiB)": round(ONE.state_per_device.m_as("GB")) == 2800
         and round(ONE.state_per_device.m_as("GiB")) == 2608,
         "$2{,}800/64 = 43.75$ GB": _gb(ONE.variant(data_parallel=64, zero_stage=3).state_per_device) == 43.75,
@@ -235,3 +232,31 @@ def test_grade_ids_are_this_notebooks() -> None:
     ids = [c["metadata"]["nbgrader"]["grade_id"] for c in _cells() if "nbgrader" in c["metadata"]]
     assert len(ids) == len(set(ids)) >= 9
     assert all(re.fullmatch(r"(answer|check|explain)_9_\d(_why)?", i) for i in ids), ids
+
+
+def test_the_reveal_prints_the_devices_and_the_text_after_it_does_not() -> None:
+    """33 devices (2,800 GB over 85.9 GB, rounded up) is printed by the reveal, not written in the markdown after it."""
+    capacity = Hardware["A100_80GB"].memory.capacity
+    assert math.ceil(float((ONE.state_per_device / capacity).m_as(""))) == 33
+    cells = _cells()
+    reveal_at = next(i for i, c in enumerate(cells) if "reveal(at_least" in _text(c))
+    after = _text(cells[reveal_at + 1])
+    assert cells[reveal_at + 1]["cell_type"] == "markdown"
+    assert "33" not in after and "32.6" not in after and "2,800" not in after
+
+
+def test_fsdp_strategies_sit_beside_zero_stages() -> None:
+    """PyTorch FSDP's NO_SHARD, SHARD_GRAD_OP and FULL_SHARD are ZeRO's stages 0, 2 and 3; HYBRID_SHARD is named."""
+    prose = _prose()
+    for row in ("| 0 | nothing | $(2 + 2 + K)\\,P$ | `NO_SHARD` |", "| 2 | + gradients | $2P + (2 + K)\\,P / N_d$ | `SHARD_GRAD_OP` |",
+                "| 3 | + 16-bit weights | $(2 + 2 + K)\\,P / N_d$ | `FULL_SHARD` |"):  # fmt: skip
+        assert row in prose, row
+    assert "`HYBRID_SHARD`" in prose
+
+
+def test_tensor_parallelism_is_not_said_to_be_needed_where_step_1_4_fits_without_it() -> None:
+    """Step 1.4 fits at t = 1 (full recomputation, ZeRO 3, N_d = 64); the fit map's text says so, and no line repeats."""
+    assert ONE.variant(data_parallel=64, zero_stage=3, recompute="full").training_fits
+    prose = _prose()
+    assert "Step 1.4 did fit at $t = 1$" in prose
+    assert prose.count("sharding the state is not enough, whatever the stage") == 1
