@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import tomllib
@@ -12,12 +13,24 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from mlsysim_nb.errors import FieldError, HardwareFileError
+from mlsysim_nb.errors import FieldError, HardwareFileError, show_number
 from mlsysim_nb.model.fields import check_quantity
 from mlsysim_nb.model.values import as_scalar
+from mlsysim_nb.records.files import UnreadableFileError, as_path, read_text, require_directory
 from mlsysim_nb.render.display import RichRepr
 
-__all__ = ["HARDWARE_BOUNDS", "Hardware", "HardwareCatalog", "HardwareNode", "Memory", "load_hardware"]
+__all__ = [
+    "HARDWARE_BOUNDS",
+    "MAX_FILE_BYTES",
+    "Hardware",
+    "HardwareCatalog",
+    "HardwareNode",
+    "Memory",
+    "load_hardware",
+]
+
+#: The largest hardware file read: each shipped file is under 5 kB, so 1 MiB holds hundreds of accelerators.
+MAX_FILE_BYTES = 2**20
 
 #: The physical range of each hardware figure, in base units (bytes, bytes per second, FLOP per second).
 #: Wide enough for a microcontroller's SRAM and a wafer-scale engine (Cerebras WSE-3: 44 GB of SRAM at
@@ -92,7 +105,19 @@ class HardwareNode(RichRepr):
         _check_text_fields(self)
         flops, _ = _figure("HardwareNode", "peak_flops", self.peak_flops, "peak_flops", optional=True)
         object.__setattr__(self, "peak_flops", flops)
-        driver, _ = _figure("HardwareNode", "driver_capacity", self.driver_capacity, "capacity", optional=True)
+        driver, driver_bytes = _figure(
+            "HardwareNode", "driver_capacity", self.driver_capacity, "capacity", optional=True
+        )
+        capacity = self.memory.capacity
+        if driver is not None and driver_bytes > capacity.m_as("byte"):
+            labelled = f"{capacity:~P}"
+            if capacity.units != driver.units:  # in the driver figure's unit too, so the two read side by side
+                labelled += f" = {show_number(capacity.m_as(driver.units))} {driver.units:~P}"
+            reason = (
+                f"must be at most the labelled memory capacity, {labelled} (the driver sees "
+                f"the memory less what ECC and firmware reserve, never more), got {driver:~P}"
+            )
+            raise FieldError("HardwareNode", "driver_capacity", reason)
         object.__setattr__(self, "driver_capacity", driver)
 
     def __repr__(self) -> str:
@@ -202,23 +227,28 @@ def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:  # noq
         raise HardwareFileError(path, err.reason, entry=key, key=name) from None
 
 
-def load_hardware(path: str | Path) -> dict[str, HardwareNode]:
+def load_hardware(path: str | os.PathLike[str]) -> dict[str, HardwareNode]:
     """Read one hardware TOML file into ``{key: HardwareNode}``.
+
+    ``path`` is a ``str`` or an ``os.PathLike`` (such as ``pathlib.Path``) naming a regular file, or a
+    symbolic link to one, of at most :data:`MAX_FILE_BYTES` bytes.
 
     Raises
     ------
     HardwareFileError
-        For unreadable TOML, a missing or unknown key, a number without a unit
-        or of the wrong dimension, or a source that is not a URL; the message
-        names the file, the entry and the key; a file that is not UTF-8 text
-        is named too.
+        For a path that is missing or not a regular file (a directory, a named pipe, a device),
+        a file larger than the limit, unreadable TOML, a missing or unknown key, a number
+        without a unit or of the wrong dimension, or a source that is not a URL; the message
+        names the file, the entry and the key; a file that is not UTF-8 text is named too.
+    FieldError
+        For a ``path`` that is neither a ``str`` nor an ``os.PathLike``.
     """
-    path = Path(path)
+    path = as_path("load_hardware", "path", path)
     label = str(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a byte-order mark, as some editors write, is fine
-    except OSError as err:
-        raise HardwareFileError(label, f"cannot be read ({err.strerror})") from None
+        data = tomllib.loads(read_text(path, limit=MAX_FILE_BYTES, what="a hardware file"))
+    except UnreadableFileError as err:
+        raise HardwareFileError(label, err.reason) from None
     except UnicodeDecodeError as err:
         byte = err.object[err.start]
         reason = f"is not UTF-8 text (byte {byte:#04x} at offset {err.start}); save it as UTF-8"
@@ -271,8 +301,17 @@ class HardwareCatalog(RichRepr):
     while the catalog first loads lose nothing.
     """
 
-    def __init__(self, directory: Path | None = None) -> None:
-        self._directory = directory
+    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
+        """``directory``: a folder of ``*.toml`` hardware files (``str`` or ``os.PathLike``); ``None``: the shipped one.
+
+        A path that is missing or is not a directory raises :class:`HardwareFileError` naming it.
+        """
+        self._directory = None if directory is None else as_path("HardwareCatalog", "directory", directory)
+        if self._directory is not None:
+            try:
+                require_directory(self._directory)
+            except UnreadableFileError as err:
+                raise HardwareFileError(str(self._directory), err.reason) from None
         self._nodes: dict[str, HardwareNode] | None = None
         #: where each entry came from (a file, or ``add()``), so that a clash names both sides
         self._origins: dict[str, str] = {}
@@ -286,7 +325,11 @@ class HardwareCatalog(RichRepr):
             if self._nodes is None:
                 loaded: dict[str, HardwareNode] = {}
                 origins: dict[str, str] = {}
-                for path in sorted((self._directory or _data_dir()).glob("*.toml")):
+                directory = self._directory or _data_dir()
+                paths = sorted(directory.glob("*.toml"))
+                if not paths:
+                    raise HardwareFileError(str(directory), "holds no .toml hardware files")
+                for path in paths:
                     new = load_hardware(path)
                     _refuse_clashes(str(path), new, loaded, origins)
                     loaded.update(new)
@@ -295,19 +338,20 @@ class HardwareCatalog(RichRepr):
                 self._nodes = loaded
             return self._nodes
 
-    def add_file(self, path: str | Path) -> list[str]:
+    def add_file(self, path: str | os.PathLike[str]) -> list[str]:
         """Load a user's TOML file into this catalog; returns the keys it added.
 
         An entry whose key or name the catalog already holds (``[H100]``) is refused with a
         :class:`HardwareFileError` naming both files, and nothing from the file is added:
         a shipped accelerator never changes under a named case.
         """
+        label = str(as_path("HardwareCatalog.add_file", "path", path))
         new = load_hardware(path)
         with self._lock:
             nodes = self._load()
-            _refuse_clashes(str(path), new, nodes, self._origins)
+            _refuse_clashes(label, new, nodes, self._origins)
             nodes.update(new)
-            self._origins.update(dict.fromkeys(new, str(path)))
+            self._origins.update(dict.fromkeys(new, label))
         return list(new)
 
     def add(self, key: str, node: HardwareNode) -> None:

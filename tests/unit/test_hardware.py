@@ -306,3 +306,224 @@ def test_first_load_is_thread_safe(tmp_path: Path) -> None:
             t.join()
         lost += "MY_GPU" not in catalog
     assert lost == 0
+
+
+# -- hostile paths: only regular files are read, and only so much of them ----------------------------------------------
+_PROBE = """
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (4 * 2**30, 4 * 2**30))  # the old reader of /dev/zero stops here, not the machine
+from mlsysim_nb import HardwareCatalog, load_hardware
+call, path = sys.argv[1], sys.argv[2]
+try:
+    load_hardware(path) if call == "load" else len(HardwareCatalog(path))
+    print(json.dumps(["loaded", ""]))
+except Exception as err:
+    print(json.dumps([type(err).__name__, str(err)]))
+"""
+
+
+def _load_elsewhere(call: str, path: Path) -> tuple[str, str]:
+    """Load ``path`` in a fresh process with 4 GiB of address space and 60 s: (exception class or "loaded", message)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _PROBE, call, str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return "hang", f"{call} of {path} did not return within 60 s"
+    lines = done.stdout.strip().splitlines()
+    if done.returncode or not lines:
+        return "crashed", done.stderr[-2000:]
+    name, message = json.loads(lines[-1])
+    return str(name), str(message)
+
+
+def _fifo(tmp_path: Path) -> Path:
+    import os
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("this system has no named pipes")
+    path = tmp_path / "x.toml"
+    os.mkfifo(path)
+    return path
+
+
+def test_a_named_pipe_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """A FIFO named x.toml is a HardwareFileError naming the path and the rule, at once (the old reader waited forever)."""
+    path = _fifo(tmp_path)
+    name, message = _load_elsewhere("load", path)
+    assert name == "HardwareFileError", message
+    assert message == f"{path}: is a named pipe (FIFO); a hardware file must be a regular file (or a link to one)"
+
+
+def test_a_named_pipe_in_a_catalog_directory_is_refused(tmp_path: Path) -> None:
+    """HardwareCatalog(str) over a folder holding a FIFO x.toml refuses it by name instead of hanging."""
+    path = _fifo(tmp_path)
+    name, message = _load_elsewhere("catalog", tmp_path)
+    assert name == "HardwareFileError", message
+    assert message.startswith(f"{path}: is a named pipe (FIFO)")
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_a_device_named_toml_is_refused(tmp_path: Path, device: str) -> None:
+    """x.toml linked to /dev/zero or /dev/urandom is refused as a character device (the old reader ran out of memory)."""
+    if not Path(device).exists():
+        pytest.skip(f"{device} is not on this system")
+    path = tmp_path / "x.toml"
+    path.symlink_to(device)
+    name, message = _load_elsewhere("load", path)
+    assert name == "HardwareFileError", message
+    assert message == f"{path}: is a character device; a hardware file must be a regular file (or a link to one)"
+
+
+def test_a_directory_named_toml_is_refused(tmp_path: Path) -> None:
+    """A directory x.toml is refused as a directory, naming the rule."""
+    (tmp_path / "x.toml").mkdir()
+    with pytest.raises(HardwareFileError, match=r"x\.toml: is a directory; a hardware file must be a regular file"):
+        load_hardware(tmp_path / "x.toml")
+
+
+def test_a_file_over_the_size_limit_is_refused(tmp_path: Path) -> None:
+    """A 1 MiB + 1 byte file is refused naming its size and the limit (1,048,576 bytes); 1 MiB exactly is read."""
+    from mlsysim_nb.records.hardware import MAX_FILE_BYTES
+
+    assert MAX_FILE_BYTES == 1_048_576
+    path = _write(tmp_path, GOOD)
+    padding = MAX_FILE_BYTES - len(GOOD.encode())
+    path.write_text(GOOD + "#" * (padding - 1) + "\n", encoding="utf-8")
+    assert list(load_hardware(path)) == ["MY_GPU"]
+    path.write_text(GOOD + "#" * padding + "\n", encoding="utf-8")
+    with pytest.raises(HardwareFileError) as info:
+        load_hardware(path)
+    assert str(info.value) == f"{path}: holds 1,048,577 bytes; a hardware file may hold at most 1,048,576 bytes"
+
+
+def test_a_link_to_a_regular_file_is_read(tmp_path: Path) -> None:
+    """A symbolic link to a regular hardware file loads like the file itself."""
+    target = _write(tmp_path, GOOD)
+    link = tmp_path / "link.toml"
+    link.symlink_to(target)
+    assert Q_(48, "GB") == load_hardware(link)["MY_GPU"].memory.capacity
+
+
+def test_windows_and_old_mac_newlines_read_as_before(tmp_path: Path) -> None:
+    """CRLF and lone CR line ends read as text mode reads them (the file is read as bytes now)."""
+    path = tmp_path / "lab.toml"
+    for newline in ("\r\n", "\r"):
+        path.write_bytes(GOOD.replace("\n", newline).encode())
+        assert Q_(960, "GB/s") == load_hardware(path)["MY_GPU"].memory.bandwidth
+
+
+def test_catalog_and_loader_take_str_and_pathlike(tmp_path: Path) -> None:
+    """HardwareCatalog("some/dir"), load_hardware and add_file take a str or any os.PathLike (the old catalog raised AttributeError)."""
+
+    class Where:
+        """An os.PathLike that is not a pathlib.Path."""
+
+        def __init__(self, path: Path) -> None:
+            self.path = path
+
+        def __fspath__(self) -> str:
+            return str(self.path)
+
+    _write(tmp_path, GOOD)
+    assert list(HardwareCatalog(str(tmp_path))) == ["MY_GPU"]
+    assert list(HardwareCatalog(Where(tmp_path))) == ["MY_GPU"]  # type: ignore[arg-type]
+    assert list(load_hardware(str(tmp_path / "lab.toml"))) == ["MY_GPU"]
+    assert list(load_hardware(Where(tmp_path / "lab.toml"))) == ["MY_GPU"]  # type: ignore[arg-type]
+    catalog = HardwareCatalog()
+    assert catalog.add_file(str(tmp_path / "lab.toml")) == ["MY_GPU"]
+
+
+@pytest.mark.parametrize("value", [123, b"hardware", "", ["a.toml"]])
+def test_a_path_of_the_wrong_type_is_a_field_error(value: object) -> None:
+    """A path that is not a non-empty str or os.PathLike is refused, naming the argument, for all three doors."""
+    from mlsysim_nb import FieldError
+
+    with pytest.raises(FieldError, match=r"^load_hardware\.path: must be a path, a non-empty str or an os\.PathLike"):
+        load_hardware(value)  # type: ignore[arg-type]
+    with pytest.raises(FieldError, match=r"^HardwareCatalog\.directory: must be a path"):
+        HardwareCatalog(value)  # type: ignore[arg-type]
+    with pytest.raises(FieldError, match=r"^HardwareCatalog\.add_file\.path: must be a path"):
+        HardwareCatalog().add_file(value)  # type: ignore[arg-type]
+
+
+def test_a_catalog_directory_that_is_missing_empty_or_a_file_is_refused(tmp_path: Path) -> None:
+    """HardwareCatalog(dir) refuses a missing path, a file and a folder without .toml files, naming the path."""
+    with pytest.raises(HardwareFileError, match=r"nope: cannot be read \(No such file or directory\)"):
+        HardwareCatalog(str(tmp_path / "nope"))
+    path = _write(tmp_path, GOOD)
+    with pytest.raises(HardwareFileError, match=r"lab\.toml: is a regular file, not a directory"):
+        HardwareCatalog(str(path))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(HardwareFileError, match=r"empty: holds no \.toml hardware files"):
+        len(HardwareCatalog(str(empty)))
+
+
+def test_a_str_path_never_replaces_a_shipped_accelerator(tmp_path: Path) -> None:
+    """Through a str path too, a user's [H100] is refused naming both files, and a folder's two [H100]s are refused."""
+    from mlsysim_nb.records.hardware import _data_dir
+
+    clash = tmp_path / "mine.toml"
+    clash.write_text(GOOD.replace("[MY_GPU]", "[H100]"), encoding="utf-8")
+    catalog = HardwareCatalog()
+    with pytest.raises(
+        HardwareFileError, match=r"already has an accelerator \[H100\] \('NVIDIA H100', from .*nvidia\.toml\)"
+    ):
+        catalog.add_file(str(clash))
+    assert catalog.H100.memory.capacity == Q_(80, "GiB")
+    (tmp_path / "nvidia.toml").write_text((_data_dir() / "nvidia.toml").read_text(encoding="utf-8"), encoding="utf-8")
+    with pytest.raises(
+        HardwareFileError, match=r"nvidia\.toml, entry \[H100\]: the catalog already has an accelerator \[H100\]"
+    ):
+        len(HardwareCatalog(str(tmp_path)))
+
+
+# -- the driver sees at most what the label says ------------------------------------------------------------------------
+@pytest.mark.parametrize(("file", "key", "table"), _raw_entries(), ids=lambda v: v if isinstance(v, str) else "")
+def test_every_shipped_driver_capacity_is_at_most_the_labelled_one(
+    file: str, key: str, table: dict[str, object]
+) -> None:
+    """In every shipped file, driver_capacity (where given) is at most memory_capacity, read from the text itself."""
+    driver = table.get("driver_capacity")
+    if driver is None:
+        return
+    assert isinstance(driver, str)
+    assert isinstance(table["memory_capacity"], str)
+    assert Q_(driver) <= Q_(table["memory_capacity"]), f"{file} [{key}]"
+
+
+def test_driver_capacity_above_the_label_is_refused_in_a_file(tmp_path: Path) -> None:
+    """800 GiB seen by the driver beside an 80 GiB label is refused, naming the file, the entry and driver_capacity."""
+    text = (
+        GOOD.replace('"48 GB"', '"80 GiB"')
+        + 'driver_capacity = "800 GiB"\ndriver_capacity_source = "https://x.example"\n'
+    )
+    with pytest.raises(HardwareFileError) as info:
+        load_hardware(_write(tmp_path, text))
+    assert info.value.key == "driver_capacity"
+    assert str(info.value).endswith(
+        "entry [MY_GPU], key 'driver_capacity': must be at most the labelled memory capacity, 80 GiB "
+        "(the driver sees the memory less what ECC and firmware reserve, never more), got 800 GiB"
+    )
+
+
+def test_driver_capacity_above_the_label_is_refused_in_code() -> None:
+    """HardwareNode refuses 81,921 MiB beside 80 GiB (= 81,920 MiB, which it accepts), naming driver_capacity."""
+    from mlsysim_nb import FieldError, Memory
+
+    memory = Memory(Q_(80, "GiB"), Q_(2, "TB/s"))
+    assert HardwareNode(name="n", memory=memory, driver_capacity=Q_(81920, "MiB")).driver_capacity == Q_(80, "GiB")
+    with pytest.raises(FieldError, match=r"^HardwareNode\.driver_capacity: .* 80 GiB = 81,920 MiB .* got 81921 MiB$"):
+        HardwareNode(name="n", memory=memory, driver_capacity=Q_(81921, "MiB"))
