@@ -603,3 +603,12 @@ def test_variant_workload_refusals_name_the_workload() -> None:
     assert info.value.field == "workload"
     with pytest.raises(TypeError, match="unknown field"):
         s.variant(workload=Workloads.GPT2_XL, microbatch=2)
+
+
+def test_the_chart_names_the_device_it_draws() -> None:
+    """The memory chart's bar is the binding device: one device at p = 1, else the first or the last stage."""
+    assert _llama_8b().memory_chart().bars[0][0] == "one device"
+    assert _llama_8b(pipeline_parallel=8).memory_chart().bars[0][0] == "first stage"
+    assert _llama_8b("full", pipeline_parallel=8).memory_chart().bars[0][0] == "last stage"
+    gpt3 = PARALLEL_CASES["Gpt3_175BKorthikantiTable3OnA100"](None)
+    assert gpt3.binding_device() == "first stage"  # Table 2's first stage; no vocabulary for the last

@@ -279,6 +279,10 @@ class ParallelLike(ScenarioLike, Protocol):
         """The layout in the course's notation."""
         ...
 
+    def binding_device(self) -> str:
+        """Which device the per-device figures describe."""
+        ...
+
 
 class ParallelView:
     """The presentation of a many-device scenario (a mixin of :class:`ParallelTrainingScenario`)."""
@@ -330,8 +334,17 @@ class ParallelView:
         if self.activations is not None:
             parts["activations"] = m("activations_per_device")
         # the device that holds the most activations: the first pipeline stage's or the last's
-        bars: tuple[tuple[str, dict[str, Any]], ...] = (("one device", parts),)
+        bars: tuple[tuple[str, dict[str, Any]], ...] = ((self.binding_device(), parts),)
         return MemoryChart.against(bars, self.hardware, self.headline())
+
+    def binding_device(self: ParallelLike) -> str:
+        """Which device the per-device figures describe: ``"one device"``, ``"first stage"`` or ``"last stage"``."""
+        if self.activations is None or self.is_sweep or int(self.pipeline_parallel) == 1:
+            return "one device"
+        if not self.flag("has_output"):
+            return "first stage"
+        first, last = self.magnitude("first_stage_activations"), self.magnitude("last_stage_activations")
+        return "last stage" if last > first else "first stage"
 
     def sweep_quantity(self: ParallelLike) -> str:
         """What a sweep plots and fits by default: memory per device."""
