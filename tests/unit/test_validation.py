@@ -385,3 +385,15 @@ def test_a_dropout_probability_refuses_a_size() -> None:
     """Q_(0.1, "B") is not a probability."""
     with pytest.raises(FieldUnitError, match=r"hidden_dropout: must be a probability, like 0\.1 or '10 %'"):
         Workload(name="w", parameters=10**9, layers=4, hidden_dim=64, heads=4, hidden_dropout=Q_(0.1, "B"))
+
+
+def test_a_long_double_beyond_a_float_is_refused_with_its_range() -> None:
+    """np.longdouble(10)**4000 in an array is refused naming 1e+4000 (it overflowed a cast with a warning before)."""
+    import numpy as np
+
+    with np.errstate(over="ignore"):
+        huge = np.longdouble(10) ** 4000  # infinity where a long double is a double (macOS on ARM)
+    rule = r"got 1e\+4000 B" if np.isfinite(huge) else r"finite"
+    with pytest.raises(FieldError, match=rf"bytes_per_value: must be .*{rule}"):
+        T.variant(bytes_per_value=np.array([huge]))
+    assert T.variant(bytes_per_value=np.array([2, 4], dtype=np.longdouble)).bytes_per_value.magnitude.dtype == float
