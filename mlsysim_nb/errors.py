@@ -70,6 +70,11 @@ def _other_number(value: Any) -> str:
         return show_number(number)
     if isinstance(value, numbers.Rational) and value.numerator:
         return _scientific(math.log10(abs(value.numerator)) - math.log10(value.denominator), value < 0)
+    if hasattr(value, "dtype"):  # a NumPy long double beyond a float's range
+        import numpy as np
+
+        if np.isfinite(value) and value != 0:
+            return _scientific(float(np.log10(np.abs(value))), bool(value < 0))
     return repr(number) if math.isnan(number) else "a number too large to show"
 
 

@@ -152,7 +152,8 @@ class Knob:
             return "one of " + ", ".join(repr(v) for _, v in self.choices)
         if self.kind == "count":
             top = "" if self.high is None else f" to {show_number(int(self.high))}"
-            return f"a whole number from {show_number(self.low)}{top}" + (", or None" if self.optional else "")
+            within = "" if self.within is None else f", at most the {self.within.record}'s {self.within.what}"
+            return f"a whole number from {show_number(self.low)}{top}{within}" + (", or None" if self.optional else "")
         unit = " B" if self.unit == "byte" else ""
         low = "more than 0" if self.positive else "0 or more"
         if self.least:

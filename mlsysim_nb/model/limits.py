@@ -35,8 +35,11 @@ class RecordLimit:
         """The record's number in ``scenario`` (``None`` when the record gives none)."""
         return getattr(getattr(scenario, self.record, None), self.attribute, None)
 
-    def check(self, scenario: Any, field: str, magnitude: Any) -> None:
-        """Refuse ``magnitude`` (a field's checked value, or an array of them) above the record's number."""
+    def check(self, scenario: Any, field: str, magnitude: Any, changed: frozenset[str] = frozenset()) -> None:
+        """Refuse ``magnitude`` (a field's checked value, or an array of them) above the record's number.
+
+        ``changed`` is what the ``variant()`` being made changes: a new record under the same field is blamed.
+        """
         owner = type(scenario).__name__
         holder = getattr(scenario, self.record, None)
         limit = self.limit(scenario)
@@ -47,10 +50,7 @@ class RecordLimit:
         if not np.any(over):
             return
         got = show_number(values[over].flat[0].item() if values.ndim else values.item())
-        from mlsysim_nb.model.changes import changed_fields  # changes reads the knobs, which name this class
-
         name = getattr(holder, "name", self.record)
-        changed = changed_fields()
         if self.record in changed and field not in changed:
             msg = f"models {name}, whose {self.what} ({show_number(limit)} {self.unit}) is below {field} = {got}"
             raise FieldError(owner, self.record, msg)

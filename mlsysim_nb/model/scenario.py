@@ -206,7 +206,7 @@ class Scenario(Presentation):
         object.__setattr__(self, "_checked", dict(magnitudes))
         for name, declared in knobs(self).items():
             if declared.within is not None:  # a limit a record sets: checked on every kind alike
-                declared.within.check(self, name, magnitudes[name])
+                declared.within.check(self, name, magnitudes[name], changed_fields())
         arrays = {k: np.shape(v) for k, v in magnitudes.items() if isinstance(v, np.ndarray) and v.ndim}
         if len(arrays) > 1:
             try:

@@ -13,7 +13,7 @@ from typing import Any
 
 from mlsysim_nb.units import Q_, unit
 
-__all__ = ["MAX_TEXT_LENGTH", "parse_quantity", "read_text"]
+__all__ = ["MAX_TEXT_LENGTH", "is_number_text", "parse_quantity", "read_text"]
 
 _NUMBER = r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"  # ASCII digits only
 #: text that is a number alone (``"1e9"``, ``"0.1"``, ``"-2.5E-3"``): read as a number, never by pint's parser
@@ -49,6 +49,11 @@ def _number(text: str) -> Any:
         # beyond a float's range: kept exact, so that the checker refuses it with the field's range
         return decimal.Decimal(text)
     return int(number) if number.is_integer() and "." not in text else number
+
+
+def is_number_text(text: str) -> bool:
+    """Text that is a number alone, without a unit (``"48"``, ``"1e9"``)."""
+    return _NUMBER_TEXT.match(text) is not None
 
 
 def read_text(text: str) -> Any:

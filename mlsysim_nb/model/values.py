@@ -139,6 +139,14 @@ def as_array(owner: str, field: str, value: Any, check_one: Any = None) -> np.nd
         check_axis_shape(owner, field, value)
         if value.dtype.kind == "O" and value.size and all(is_real(as_scalar(v)) for v in value.flat):
             value = _object_floats(owner, field, value, check_one)
+        if value.dtype.kind == "f" and value.dtype.itemsize > np.dtype(float).itemsize:  # long double: as floats
+            beyond = np.abs(value) > FLOAT_MAX
+            if np.any(beyond):
+                element = value[beyond].flat[0]
+                if check_one is not None:
+                    check_one(element)
+                refuse_unrepresentable(owner, field, element, "a finite number")
+            value = value.astype(float)
         if value.dtype.kind not in _ARRAY_KINDS:
             raise FieldError(owner, field, f"expected numbers, got an array of {value.dtype}")
         if value.size == 0:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from mlsysim_nb.errors import FieldError
+import numpy as np
+
+from mlsysim_nb.errors import FieldError, FieldUnitError
 from mlsysim_nb.layers.architecture import ACTIVATIONS, BIASES, MLPS, NORMS, POSITIONS
-from mlsysim_nb.model.fields import check_count
+from mlsysim_nb.model.fields import check_count, check_plain
 
 __all__ = [
     "ARCHITECTURE_DEFAULTS",
@@ -65,9 +67,17 @@ ARCHITECTURE_LIMITS = {"head_dim": 2**16, "ffn_dim": 2**24, "vocab_size": 2**24,
 
 
 def _probability(owner: str, name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
-        raise FieldError(owner, name, f"must be a probability from 0 up to (not including) 1, got {value!r}")
-    return float(value)
+    """A probability, read as every share is (0.1, "0.1", "10 %", a NumPy number); a size is refused."""
+    rule = "must be a probability from 0 up to (not including) 1"
+    try:
+        share = check_plain(owner, name, value, positive=False, maximum=1, rule="a probability")
+    except FieldUnitError:
+        raise
+    except FieldError as err:
+        raise FieldError(owner, name, f"{rule} ({err.reason})") from None
+    if np.ndim(share) or share >= 1:
+        raise FieldError(owner, name, f"{rule}, got {value!r}")
+    return float(share)
 
 
 def _choice(owner: str, name: str, value: Any, allowed: tuple[str, ...]) -> str:

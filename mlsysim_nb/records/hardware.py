@@ -15,6 +15,7 @@ from typing import Any
 
 from mlsysim_nb.errors import FieldError, HardwareFileError, show_number
 from mlsysim_nb.model.fields import check_quantity
+from mlsysim_nb.model.text import is_number_text
 from mlsysim_nb.model.values import as_scalar
 from mlsysim_nb.records.files import UnreadableFileError, as_path, read_text, require_directory
 from mlsysim_nb.render.display import RichRepr
@@ -199,7 +200,7 @@ def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:  # noq
         raw = table.get(name)
         if raw is None:
             continue
-        if not isinstance(raw, str):
+        if not isinstance(raw, str) or is_number_text(raw):  # a file states every figure with its unit
             raise HardwareFileError(path, f'must be a string with its unit, like "80 GB", got {raw!r}', key, name)
         try:
             values[name], _ = _figure("hardware", name, raw, figure)

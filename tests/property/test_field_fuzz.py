@@ -19,6 +19,9 @@ import pytest
 from mlsysim_nb import Q_, FieldError, Scenarios, kinds
 from mlsysim_nb.model.knob import Knob, knobs
 
+#: an overflow NumPy only warns about would be a number computed from a value no float holds
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
 
 class _HostileFloat:
     """An object whose ``__float__`` and ``__index__`` raise: it must be refused by type, never called."""
@@ -205,3 +208,26 @@ def test_every_knob_refuses_bad_values_by_name(base: Any, name: str, label: str,
     assert _within(declared, made._checked[name]), f"{label} accepted out of range: {made._checked[name]!r}"
     assert repr(made)
     assert made.to_text()
+
+
+@pytest.mark.parametrize(("base", "name", "label", "value"), CASES)
+def test_every_sweep_axis_refuses_bad_values_by_name(base: Any, name: str, label: str, value: Any) -> None:
+    """The same battery as a sweep's axis and inside one: a FieldError naming the axis, or a sweep that evaluates."""
+    from mlsysim_nb import sweep
+
+    for axis in (value, [value]):
+        if label == "generator" and axis is value:
+            axis = _generator()  # noqa: PLW2901 - a fresh generator each time (the battery's one is read once)
+        try:
+            grid = sweep(base, **{name: axis})
+        except FieldError as err:
+            refusal: FieldError | None = err
+        except Exception as err:  # noqa: BLE001 - the failure names the raw error
+            pytest.fail(f"sweep over {type(base).__name__}.{name} = {label}: raw {type(err).__name__}: {err}")
+        else:
+            refusal = None
+        if refusal is not None:
+            assert name == refusal.field or name in str(refusal), f"{label}: {refusal}"
+            continue
+        assert len(grid) >= 1
+        assert repr(grid)

@@ -72,7 +72,7 @@ def test_user_file_loads_and_joins_catalog(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "entry", "key", "reason"),
     [
-        (GOOD.replace('"48 GB"', '"48"'), "MY_GPU", "memory_capacity", "units of"),
+        (GOOD.replace('"48 GB"', '"48"'), "MY_GPU", "memory_capacity", "string with its unit"),
         (GOOD.replace('"48 GB"', "48"), "MY_GPU", "memory_capacity", "string with its unit"),
         (GOOD.replace('"48 GB"', '"48 GB/s"'), "MY_GPU", "memory_capacity", "units of"),
         (GOOD.replace('"960 GB/s"', '"960 GB"'), "MY_GPU", "memory_bandwidth", "units of"),

@@ -372,3 +372,28 @@ def test_a_list_of_mixed_units_names_the_field() -> None:
     with pytest.raises(FieldError, match=r"bytes_per_value: its values must be quantities of one dimension"):
         T.variant(bytes_per_value=[Q_(1, "B"), Q_(1, "s")])
     assert T.variant(bytes_per_value=["2 B", Q_(4, "B")]).weights.m_as("byte").tolist() == [3e9, 6e9]
+
+
+@pytest.mark.parametrize("share", ["10 %", Q_(10, "percent"), "0.1", 0.1, __import__("numpy").float32(0.1)])
+def test_a_dropout_probability_reads_as_a_share(share: Any) -> None:
+    """A workload's dropout probability is read as every share is: 10 %, "0.1", a NumPy float."""
+    w = Workload(name="w", parameters=10**9, layers=4, hidden_dim=64, heads=4, attention_dropout=share)
+    assert w.attention_dropout == pytest.approx(0.1, rel=1e-7)  # float32(0.1) is 0.1 to 7 digits
+
+
+def test_a_dropout_probability_refuses_a_size() -> None:
+    """Q_(0.1, "B") is not a probability."""
+    with pytest.raises(FieldUnitError, match=r"hidden_dropout: must be a probability, like 0\.1 or '10 %'"):
+        Workload(name="w", parameters=10**9, layers=4, hidden_dim=64, heads=4, hidden_dropout=Q_(0.1, "B"))
+
+
+def test_a_long_double_beyond_a_float_is_refused_with_its_range() -> None:
+    """np.longdouble(10)**4000 in an array is refused naming 1e+4000 (it overflowed a cast with a warning before)."""
+    import numpy as np
+
+    with np.errstate(over="ignore"):
+        huge = np.longdouble(10) ** 4000  # infinity where a long double is a double (macOS on ARM)
+    rule = r"got 1e\+4000 B" if np.isfinite(huge) else r"finite"
+    with pytest.raises(FieldError, match=rf"bytes_per_value: must be .*{rule}"):
+        T.variant(bytes_per_value=np.array([huge]))
+    assert T.variant(bytes_per_value=np.array([2, 4], dtype=np.longdouble)).bytes_per_value.magnitude.dtype == float
