@@ -234,7 +234,7 @@ class _Reader:
 
 def _refuse(model_type: str, c: dict[str, Any]) -> None:
     for key in _ANYWHERE:
-        if key in c and _value(c, key) is not None and _value(c, key) != {}:
+        if key in c and _value(c, key):  # a JSON value's truth is safe to ask: null, {} and false are "none"
             raise FieldError(_OWNER, key, "is not supported: the layer table describes unquantized weights")
     family = model_type if model_type in ("gpt2", "qwen2", "mixtral") else "llama"
     for key, allowed in {**_REFUSED[family], **_REFUSED.get(model_type, {})}.items():
