@@ -347,7 +347,7 @@ def test_a_classification_model_is_refused_by_architectures() -> None:
         (_TINY_GPT2 | {"attn_pdrop": "0.1"}, "attn_pdrop (the workload's attention_dropout)", "must be a probability"),
         (_TINY_LLAMA | {"model_type": "mistral", "sliding_window": "4096"}, "sliding_window",
          "must be a whole number (a JSON integer), got the text '4096'"),
-        (_TINY_LLAMA | {"model_type": "mistral", "sliding_window": 32.0}, "sliding_window", "got the fraction-typed"),
+        (_TINY_LLAMA | {"model_type": "mistral", "sliding_window": 32.0}, "sliding_window", "got 32.0, a number written with a decimal point"),
         (_TINY_LLAMA | {"model_type": "mistral", "sliding_window": [4096, 4096]}, "sliding_window", "got a JSON list"),
         (_TINY_LLAMA | {"num_key_value_heads": 3}, "num_key_value_heads (the workload's kv_heads)", "must divide"),
         (_TINY_LLAMA | {"max_position_embeddings": 2.0}, "max_position_embeddings (the workload's context_length)",
