@@ -172,29 +172,30 @@ def _shown(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, float):
-        return f"the fraction-typed number {value!r}" if math.isfinite(value) else repr(value)
+        return f"{value!r}, a number written with a decimal point" if math.isfinite(value) else repr(value)
     return show_number(value) if isinstance(value, int) and not isinstance(value, bool) else repr(value)
 
 
 class _Reader:
     """Reads one family's keys from a plain configuration, each by its rule, refusing by the key's name."""
 
-    def __init__(self, c: dict[str, Any], keys: dict[str, str], model_type: str) -> None:
-        self.c, self.model_type = c, model_type
+    def __init__(self, c: dict[str, Any], keys: dict[str, str]) -> None:
+        self.c = c
         self.fields = {key: field for field, key in keys.items()}
 
-    def _get(self, key: str, default: Any, *, nullable: bool) -> tuple[bool, Any]:
+    def _get(self, key: str, default: Any, *, nullable: bool) -> Any:
+        """The key's JSON value, or ``default`` where the file leaves it out (transformers' own default)."""
         if key not in self.c:
-            return False, default
+            return default
         value = _value(self.c, key, _where(key, self.fields.get(key)))
         if value is None and not nullable:
             rule = "must be given a value, not null (transformers' own default is used only when the key is left out)"
             raise FieldError(_OWNER, _where(key, self.fields.get(key)), rule)
-        return True, value
+        return value
 
-    def count(self, key: str, default: int | None, *, nullable: bool = False, bound: int | None = None) -> int | None:
+    def count(self, key: str, default: int | None, *, nullable: bool = False) -> int | None:
         """A whole number (a JSON integer) from 1 up to the workload's bound for the field it becomes."""
-        _, value = self._get(key, default, nullable=nullable)
+        value = self._get(key, default, nullable=nullable)
         if value is None:
             return None
         where = _where(key, self.fields.get(key))
@@ -202,14 +203,14 @@ class _Reader:
             raise FieldError(_OWNER, where, f"must be a whole number (a JSON integer), got {_shown(value)}")
         if value < 1:
             raise FieldError(_OWNER, where, f"must be a whole number of at least 1, got {_shown(value)}")
-        limit = bound if bound is not None else _BOUNDS[self.fields[key]]
+        limit = _BOUNDS[self.fields[key]]
         if value > limit:
             raise FieldError(_OWNER, where, f"must be at most {limit:,}, got {show_number(value)}")
         return value
 
     def probability(self, key: str, default: float) -> float:
         """A dropout probability from 0 up to (not including) 1."""
-        _, value = self._get(key, default, nullable=False)
+        value = self._get(key, default, nullable=False)
         ok = type(value) in (int, float) and math.isfinite(value) and 0 <= value < 1
         if not ok:
             rule = f"must be a probability from 0 up to (not including) 1, got {_shown(value)}"
@@ -218,14 +219,14 @@ class _Reader:
 
     def switch(self, key: str, *, default: bool) -> bool:
         """``true`` or ``false``."""
-        _, value = self._get(key, default, nullable=False)
+        value = self._get(key, default, nullable=False)
         if type(value) is not bool:
             raise FieldError(_OWNER, _where(key, self.fields.get(key)), f"must be true or false, got {_shown(value)}")
         return bool(value)
 
     def choice(self, key: str, default: str, allowed: tuple[str, ...]) -> str:
         """One of ``allowed``."""
-        _, value = self._get(key, default, nullable=False)
+        value = self._get(key, default, nullable=False)
         if type(value) is not str or value not in allowed:
             rule = f"is not supported: only {', '.join(map(repr, allowed))}, got {_shown(value)}"
             raise FieldError(_OWNER, key, rule)
@@ -234,7 +235,7 @@ class _Reader:
 
 def _refuse(model_type: str, c: dict[str, Any]) -> None:
     for key in _ANYWHERE:
-        if key in c and _value(c, key) is not None and _value(c, key) != {}:
+        if key in c and _value(c, key):  # a JSON value's truth is safe to ask: null, {} and false are "none"
             raise FieldError(_OWNER, key, "is not supported: the layer table describes unquantized weights")
     family = model_type if model_type in ("gpt2", "qwen2", "mixtral") else "llama"
     for key, allowed in {**_REFUSED[family], **_REFUSED.get(model_type, {})}.items():
@@ -329,7 +330,7 @@ def read_hf_config(config: Any, *, name: str | None = None, source: str = "") ->
     model_type = _model_type(c)
     _refuse(model_type, c)
     keys = _KEYS["gpt2" if model_type == "gpt2" else "llama"]
-    reader = _Reader(c, keys, model_type)
+    reader = _Reader(c, keys)
     fields = _gpt2(reader) if model_type == "gpt2" else _llama(model_type, reader)
     fields["model_type"] = model_type
     with translated(model_type):

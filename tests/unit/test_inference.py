@@ -408,3 +408,12 @@ def test_the_documented_formulas_are_the_code() -> None:
     assert "at least 0.125" in doc  # the narrowest width the scenario accepts, as it refuses below it
     with pytest.raises(FieldError, match=r"at least 0\.125 B"):
         _serve(weight_bytes_per_parameter=0.1)
+
+
+def test_the_h100_case_says_what_a_step_reads() -> None:
+    """The case's description gives the step's read: 16.06 GB less the 128,256 × 4,096 embeddings, and 32 × 4,096 × 128 KiB."""
+    s = Scenarios.Llama3_1_8BServeOnH100
+    assert round(s.weights_read_per_step.m_as("GB"), 1) == round((8_030_261_248 - 128_256 * 4096) * 2 / 1e9, 1) == 15.0
+    assert round(s.weights.m_as("GB"), 1) == 16.1
+    assert round(s.kv_cache.m_as("GB"), 1) == round(32 * 4096 * 131_072 / 1e9, 1) == 17.2
+    assert "reads 15.0 of the 16.1 GB of weights" in s.description and "17.2 GB of cache" in s.description
