@@ -214,9 +214,13 @@ def _regrade(args: argparse.Namespace) -> int:
     def graded(result: Regrade) -> None:
         rows = result.rows(source.stem)
         append_rows(gradebook, rows)
-        if args.nbgrader_db is not None:
-            write_nbgrader(args.nbgrader_db, source.stem, rows)
         troubled[0] += bool(result.note)
+        if args.nbgrader_db is not None:
+            try:
+                write_nbgrader(args.nbgrader_db, source.stem, rows)
+            except Exception as error:  # noqa: BLE001 - the CSV has the rows; one student's database error stops nothing
+                print(printable(f"not written to {args.nbgrader_db}: {result.student} ({error})"), file=sys.stderr)
+                troubled[0] += 1
         print(result, flush=True)
 
     try:

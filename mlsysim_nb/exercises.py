@@ -155,6 +155,8 @@ def check(
         problem, got = form_problem(answer, unit, sign, whole, between, choices)
     except WrongAnswer as error:
         problem, got = str(error), 0.0
+    except Exception as error:  # noqa: BLE001 - an answer nothing can read (an array among choices) is a wrong form
+        problem, got = f"could not read your answer ({type(error).__name__})", 0.0
     if problem:  # one line, and the notebook runs on: the hidden test still scores it 0
         print(f"✗ Check the form: {problem}.{_hint_text(label, steps)}")  # noqa: T201
         return
@@ -189,6 +191,8 @@ def _self_study_verdict(answer: Any, label: str, steps: tuple[str, ...]) -> str:
             ok, why = verdict(answer, e.expected, e.accept, e.unit, e.rel)
         except WrongAnswer as error:
             ok, why = False, str(error)
+        except Exception as error:  # noqa: BLE001 - the self-study check never stops Run All
+            ok, why = False, f"could not compare your answer ({type(error).__name__})"
         if not ok:
             problems.append(why)
     if not problems:

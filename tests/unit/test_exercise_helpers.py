@@ -339,3 +339,11 @@ def test_a_malformed_guess_is_told_and_the_notebook_runs_on(capsys: pytest.Captu
 
     predict("thirty GB", unit="GB", name="h.guess")
     assert capsys.readouterr().out.startswith("✗ Not recorded: could not read your guess 'thirty GB'")
+
+
+def test_an_answer_nothing_can_read_is_a_wrong_form_not_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """An array among choices (its truth is ambiguous) is told its form in one line; nothing raises."""
+    import numpy as np
+
+    check(np.array([1, 2]), choices=(0, 1, 2, 3))
+    assert capsys.readouterr().out == "✗ Check the form: could not read your answer (ValueError).\n"
