@@ -598,11 +598,12 @@ def test_variant_workload_refusals_name_the_workload() -> None:
         s.variant(workload="llama")
     with pytest.raises(FieldError, match=r"\.workload: is GPT-2 XL .*the state given with it models Llama 3\.1 8B"):
         s.variant(workload=Workloads.GPT2_XL, state=s.state)
+    longer = Workloads.GPT2_XL.variant(context_length=8192)  # the run's 8,192 tokens fit; only the heads do not split
     with pytest.raises(FieldError, match=r"\.workload: .*25 attention heads") as info:
-        s.variant(tensor_parallel=2).variant(workload=Workloads.GPT2_XL)
+        s.variant(tensor_parallel=2).variant(workload=longer)
     assert info.value.field == "workload"
     with pytest.raises(TypeError, match="unknown field"):
-        s.variant(workload=Workloads.GPT2_XL, microbatch=2)
+        s.variant(workload=longer, microbatch=2)
 
 
 def test_the_chart_names_the_device_it_draws() -> None:

@@ -66,7 +66,7 @@ class ActivationMemoryScenario(ActivationView, Scenario):
         None,
         kind="count",
         symbol="s_given",
-        label="stated sequence length",
+        label="sequence length",
         high=2**24,
         optional=True,
         control="log",

@@ -256,7 +256,7 @@ class ActivationView:
             c.catalog_control(self, "workload"),
             c.field_control(self, "micro_batch"),
             # the control sets the length the model reads (s), the workload's context unless stated
-            c.field_control(self, "seq_len", value=self.seq_len or self.sequence, label="sequence length"),
+            c.field_control(self, "seq_len", value=self.seq_len or self.sequence),
             c.field_control(self, "precision_bytes"),
             c.field_control(self, "attention"),
             c.field_control(self, "implementation"),
