@@ -77,7 +77,7 @@ def measure_layer(
         which keeps a one-byte mask, as the paper counts it.
     random_state
         Initialises PyTorch's random generator (the bytes do not depend on it; the values do):
-        a whole number from 0 to 2**64 - 1.
+        an int from 0 to 2**64 - 1 (the same check as the transformers functions).
     memory_limit
         The most memory the run may take at its peak, by the estimate of :mod:`mlsysim_nb.measure.peak`
         (weights, saved activations, the forward pass's temporaries and the math library's working
