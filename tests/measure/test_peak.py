@@ -15,10 +15,12 @@ pytestmark = pytest.mark.measure
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# One fresh process per run: warm the imports and kernels on a tiny layer, read the resident memory, run the
+# One fresh process per run: warm the imports and kernels on a tiny layer, hand freed heap memory back and lock
+# the pages mapped so far (the libraries' code, which memory pressure could otherwise evict and the run fault in
+# again; locking needs root or a large RLIMIT_MEMLOCK and is skipped without), read the resident memory, run the
 # layer, read the process's peak. ru_maxrss is KiB on Linux and bytes on macOS.
 _RUN = """
-import json, resource, sys
+import ctypes, json, resource, sys
 from mlsysim_nb.measure import measure_layer
 from mlsysim_nb.measure.layer import DTYPES, layer_scenario
 from mlsysim_nb.measure.peak import run_peak_bytes
@@ -26,6 +28,11 @@ from mlsysim_nb.measure.peak import run_peak_bytes
 s, b, h, a = map(int, sys.argv[1:5])
 dtype, attention = sys.argv[5], sys.argv[6]
 measure_layer(seq_len=16, micro_batch=1, hidden=64, heads=4, dtype=dtype, attention=attention)
+libc = ctypes.CDLL(None)
+if hasattr(libc, "malloc_trim"):
+    libc.malloc_trim(0)
+if hasattr(libc, "mlockall"):
+    libc.mlockall(1)  # MCL_CURRENT
 scale = 1 if sys.platform == "darwin" else 1024
 def resident():
     try:
