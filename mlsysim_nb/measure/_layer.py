@@ -28,19 +28,22 @@ class GPTLayer(nn.Module):
 
     scale: torch.Tensor
 
-    def __init__(self, hidden: int, heads: int, *, attention: str, dropout_mask: str) -> None:
+    def __init__(
+        self, hidden: int, heads: int, *, attention: str, dropout_mask: str, dtype: torch.dtype | None = None
+    ) -> None:
+        """``dtype``: the parameters' (``None``: PyTorch's default); built in it, never through an FP32 copy."""
         super().__init__()
         self.heads = heads
         self.attention = attention
         self.dropout_mask = dropout_mask
-        self.ln1 = nn.LayerNorm(hidden)
-        self.qkv = nn.Linear(hidden, 3 * hidden)
-        self.proj = nn.Linear(hidden, hidden)
-        self.ln2 = nn.LayerNorm(hidden)
-        self.fc1 = nn.Linear(hidden, 4 * hidden)
-        self.fc2 = nn.Linear(4 * hidden, hidden)
+        self.ln1 = nn.LayerNorm(hidden, dtype=dtype)
+        self.qkv = nn.Linear(hidden, 3 * hidden, dtype=dtype)
+        self.proj = nn.Linear(hidden, hidden, dtype=dtype)
+        self.ln2 = nn.LayerNorm(hidden, dtype=dtype)
+        self.fc1 = nn.Linear(hidden, 4 * hidden, dtype=dtype)
+        self.fc2 = nn.Linear(4 * hidden, hidden, dtype=dtype)
         # 1/sqrt(d) as a buffer: a Python-float multiply would save a 0-d tensor the hooks never see
-        self.register_buffer("scale", torch.tensor((hidden // heads) ** -0.5))
+        self.register_buffer("scale", torch.tensor((hidden // heads) ** -0.5, dtype=dtype))
         self.mark: Mark = _no_mark
 
     def _dropout(self, x: torch.Tensor) -> torch.Tensor:

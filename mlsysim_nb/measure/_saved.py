@@ -10,11 +10,11 @@ saves a 2-D view of its 3-D input.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import torch
 
 
@@ -84,23 +84,44 @@ def storage_bytes(t: torch.Tensor) -> int:
     return int(t.untyped_storage().nbytes())
 
 
-def claim_mask(t: torch.Tensor) -> np.ndarray:
-    """Indices of the storage's bytes that the view ``t`` covers (exactly, for any strides)."""
-    size = t.element_size()
-    elements = storage_bytes(t) // size
-    index = torch.arange(elements).as_strided(t.shape, t.stride(), t.storage_offset()).reshape(-1).numpy()
-    return (index[:, None] * size + np.arange(size)[None, :]).reshape(-1)
-
-
 class Claims:
-    """Which bytes of which storages are already attributed (first claim wins, in forward order)."""
+    """Which bytes of one storage are already attributed (first claim wins, in forward order).
 
-    def __init__(self) -> None:
-        self._taken: dict[int, np.ndarray] = {}
+    One flag per ``granule`` bytes of the storage (the element size its views share, so 1/2 or 1/4 of its
+    bytes), written through a strided view of the flags that covers exactly what the tensor covers: no
+    index arrays, so accounting a storage takes a fraction of that storage's memory, and only while it
+    is being accounted.
+    """
 
-    def claim(self, saved: Saved) -> int:
-        """Mark the bytes ``saved`` covers; return how many were not claimed before."""
-        taken = self._taken.setdefault(saved.storage, np.zeros(storage_bytes(saved.tensor), dtype=bool))
-        before = int(np.count_nonzero(taken))
-        taken[claim_mask(saved.tensor)] = True  # a broadcast view repeats indices: count bytes, not indices
-        return int(np.count_nonzero(taken)) - before
+    def __init__(self, nbytes: int, granule: int = 1) -> None:
+        self._granule = granule
+        self._taken = torch.zeros(nbytes // granule, dtype=torch.bool)
+
+    def claim(self, t: torch.Tensor) -> int:
+        """Mark the bytes the view ``t`` covers; return how many were not claimed before."""
+        per = t.element_size() // self._granule
+        strides = (*(stride * per for stride in t.stride()), 1)
+        covered = self._taken.as_strided((*t.shape, per), strides, t.storage_offset() * per)
+        before = int(self._taken.count_nonzero())
+        covered.fill_(value=True)  # a broadcast view repeats positions: bytes are counted, not positions
+        return (int(self._taken.count_nonzero()) - before) * self._granule
+
+
+def first_claims(saved: list[Saved], counted: Callable[[Saved], bool]) -> list[int]:
+    """For each saved tensor, the bytes of its storage it was the first (in forward order) to cover.
+
+    Only the tensors ``counted`` claims bytes (the others get 0 and leave their bytes to later views);
+    storages are accounted one at a time, so the accounting holds flags for one storage at once.
+    """
+    by_storage: dict[int, list[int]] = {}
+    for index, s in enumerate(saved):
+        if counted(s):
+            by_storage.setdefault(s.storage, []).append(index)
+    out = [0] * len(saved)
+    for indices in by_storage.values():
+        views = [saved[i].tensor for i in indices]
+        nbytes = storage_bytes(views[0])
+        claims = Claims(nbytes, math.gcd(nbytes, *(t.element_size() for t in views)))
+        for i, t in zip(indices, views, strict=True):
+            out[i] = claims.claim(t)
+    return out

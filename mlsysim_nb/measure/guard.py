@@ -30,14 +30,19 @@ def check_memory_limit(owner: str, value: Any) -> float:
     return float(limit)
 
 
-def refuse_above_limit(owner: str, parts: dict[str, float], limit: float, given: Any) -> None:
-    """A :class:`MemoryLimitError` when the predicted ``parts`` (bytes, by what they hold) sum above ``limit``."""
+def refuse_above_limit(
+    owner: str, parts: dict[str, float], limit: float, given: Any, *, basis: str = "by the model's own prediction"
+) -> None:
+    """A :class:`MemoryLimitError` when the predicted ``parts`` (bytes, by what they hold) sum above ``limit``.
+
+    ``basis`` says where the figure comes from, in the message.
+    """
     total = sum(parts.values())
     if total <= limit:
         return
     shown = ", ".join(f"{name} {format_bytes(value)}" for name, value in parts.items())
     reason = (
-        f"this configuration needs about {format_bytes(total, binary=True)} by the model's own prediction "
+        f"this configuration needs about {format_bytes(total, binary=True)} {basis} "
         f"({shown}), more than the limit of {format_bytes(limit, binary=True)}; give a smaller configuration, "
         f"or raise the limit with memory_limit= (now {given!s}) if the machine has the memory"
     )

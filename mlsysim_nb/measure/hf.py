@@ -15,6 +15,7 @@ from typing import Any
 
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.layers import Architecture, Dims, Line, layer_rows, lines, output_rows
+from mlsysim_nb.measure.arguments import check_random_state, named_arguments
 from mlsysim_nb.measure.hf_results import HFMeasurement, RowMeasurement
 from mlsysim_nb.measure.hf_sites import site
 from mlsysim_nb.measure.torch_extra import require_transformers
@@ -23,7 +24,6 @@ from mlsysim_nb.records.workloads import Workload
 
 __all__ = ["CLASSES", "SIZES", "measure_hf_causal_lm", "measure_hf_layer"]
 
-_OWNER = "measure_hf_layer"
 #: The decoder layer class of each model type, in ``transformers.models.<type>.modeling_<type>``.
 CLASSES = {
     "gpt2": "GPT2Block",
@@ -61,19 +61,22 @@ def small_config(model_type: str, *, dropout: bool, layers: int, seq_len: int) -
     return getattr(transformers, name[model_type])(**kw)
 
 
-def _check(model_type: str, dtype: str, attention: str, *, dropout: bool, seq_len: int, micro_batch: int) -> None:
+def _check(owner: str, model_type: str, dtype: str, attention: str, *, dropout: bool, seq_len: int,
+           micro_batch: int, random_state: Any) -> int:  # fmt: skip
+    """Refuse a bad argument, naming ``owner`` (the function the user called) and the field; the checked seed."""
     for field, value, valid in (("model_type", model_type, tuple(CLASSES)), ("dtype", dtype, tuple(DTYPE_BYTES)),
                                 ("attention", attention, tuple(ATTENTION_KINDS))):  # fmt: skip
         if not isinstance(value, str) or value not in valid:
-            raise FieldError(_OWNER, field, f"must be one of {', '.join(map(repr, valid))}, got {value!r}")
+            raise FieldError(owner, field, f"must be one of {', '.join(map(repr, valid))}, got {value!r}")
     if not isinstance(dropout, bool):
-        raise FieldError(_OWNER, "dropout", f"must be True or False, got {dropout!r}")
-    check_count(_OWNER, "seq_len", seq_len, minimum=2, maximum=512)
-    check_count(_OWNER, "micro_batch", micro_batch, maximum=16)
+        raise FieldError(owner, "dropout", f"must be True or False, got {dropout!r}")
+    check_count(owner, "seq_len", seq_len, minimum=2, maximum=512)
+    check_count(owner, "micro_batch", micro_batch, maximum=16)
     if seq_len in (SIZES["hidden"] // SIZES["heads"], SIZES["hidden"], SIZES["ffn"]):
         raise FieldError(
-            _OWNER, "seq_len", "must differ from d, h and f (16, 64, 96), so that shapes tell tensors apart"
+            owner, "seq_len", "must differ from d, h and f (16, 64, 96), so that shapes tell tensors apart"
         )
+    return check_random_state(owner, random_state)
 
 
 def _record(module: Any, run: Any) -> tuple[list[Any], set[int]]:
@@ -110,16 +113,15 @@ def _record(module: Any, run: Any) -> tuple[list[Any], set[int]]:
 
 def _attribute(saved: list[Any], constants: set[int], dims: Dims, keys: frozenset[str]) -> tuple[dict[str, int], int]:
     """Bytes per row key (first claim of each byte wins), and all bytes of the distinct storages."""
-    from mlsysim_nb.measure._saved import Claims, storage_bytes
+    from mlsysim_nb.measure._saved import first_claims, storage_bytes
 
-    claims, storages, measured = Claims(), {}, dict.fromkeys(keys, 0)
+    saved = [s for s in saved if s.storage not in constants]
+    claimed = first_claims(saved, lambda _: True)
+    storages, measured = {}, dict.fromkeys(keys, 0)
     measured["(unattributed)"] = 0
-    for s in saved:
-        if s.storage in constants:
-            continue
+    for s, got in zip(saved, claimed, strict=True):
         storages[s.storage] = storage_bytes(s.tensor)
         key = site(s.step, s.op, s.slot, tuple(s.tensor.shape), dims=dims, keys=keys)
-        got = claims.claim(s)
         measured[key if key in keys else "(unattributed)"] += got
     total = sum(storages.values())
     measured["(unattributed)"] += total - sum(measured.values())  # storage bytes no saved view covers
@@ -146,6 +148,7 @@ def _arch(cfg: Any) -> tuple[Workload, Architecture]:
     return workload, workload.architecture()
 
 
+@named_arguments(1)
 def measure_hf_layer(
     model_type: str,
     *,
@@ -162,7 +165,8 @@ def measure_hf_layer(
     ``"bfloat16"`` or ``"float32"``; ``attention``: transformers' ``"eager"`` or ``"sdpa"``; ``dropout``:
     dropout probabilities 0.1 (the attention's, and GPT-2's residual ones) instead of 0.
     """
-    _check(model_type, dtype, attention, dropout=dropout, seq_len=seq_len, micro_batch=micro_batch)
+    random_state = _check("measure_hf_layer", model_type, dtype, attention, dropout=dropout, seq_len=seq_len,
+                          micro_batch=micro_batch, random_state=random_state)  # fmt: skip
     require_transformers()
     import importlib
 
@@ -202,6 +206,7 @@ def measure_hf_layer(
                    total=total)  # fmt: skip
 
 
+@named_arguments(1)
 def measure_hf_causal_lm(
     model_type: str = "llama", *, dtype: str = "bfloat16", attention: str = "sdpa", dropout: bool = False,
     seq_len: int = 12, micro_batch: int = 3, layers: int = 2, random_state: int = 0,
@@ -211,10 +216,12 @@ def measure_hf_causal_lm(
     ``model_type``: ``"llama"`` or ``"gpt2"``; the other arguments as for :func:`measure_hf_layer`. The model
     runs with ``use_cache=False``, as a training loop should.
     """
-    if model_type not in _MODELS:
-        raise FieldError("measure_hf_causal_lm", "model_type", f"must be 'llama' or 'gpt2', got {model_type!r}")
-    _check(model_type, dtype, attention, dropout=dropout, seq_len=seq_len, micro_batch=micro_batch)
-    layers = check_count("measure_hf_causal_lm", "layers", layers, maximum=8)
+    owner = "measure_hf_causal_lm"
+    if not isinstance(model_type, str) or model_type not in _MODELS:
+        raise FieldError(owner, "model_type", f"must be 'llama' or 'gpt2', got {model_type!r}")
+    random_state = _check(owner, model_type, dtype, attention, dropout=dropout, seq_len=seq_len,
+                          micro_batch=micro_batch, random_state=random_state)  # fmt: skip
+    layers = check_count(owner, "layers", layers, maximum=8)
     require_transformers()
     import torch
     import transformers

@@ -6,23 +6,23 @@ from typing import Any
 
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.kinds.activation.model import ActivationMemoryScenario
+from mlsysim_nb.measure.arguments import MAX_RANDOM_STATE, check_random_state, named_arguments
 from mlsysim_nb.measure.guard import DEFAULT_MEMORY_LIMIT, MAX_SIZES, check_memory_limit, refuse_above_limit
 from mlsysim_nb.measure.items import ITEMS, SITES, item, predicted_items
+from mlsysim_nb.measure.peak import run_peak_bytes
 from mlsysim_nb.measure.results import ItemRow, LayerMeasurement, SavedTensor
 from mlsysim_nb.measure.torch_extra import require_torch
 from mlsysim_nb.model.fields import check_count
 from mlsysim_nb.records.workloads import Workload
 from mlsysim_nb.units import Q_
 
-__all__ = ["DTYPES", "MAX_RANDOM_STATE", "layer_scenario", "measure_layer", "predicted_run_bytes"]
+__all__ = ["DTYPES", "MAX_RANDOM_STATE", "layer_scenario", "measure_layer"]
 
 _OWNER = "measure_layer"
 #: The value widths the lab runs, by PyTorch's dtype name, with their bytes per value.
 DTYPES = {"bfloat16": 2, "float16": 2, "float32": 4}
 _ATTENTION = ("explicit", "fused")
 _MASKS = ("scaled", "bool")
-#: The largest ``random_state``: PyTorch's generator takes a 64-bit unsigned number.
-MAX_RANDOM_STATE = 2**64 - 1
 
 
 def _choice(field: str, value: Any, valid: tuple[str, ...]) -> str:
@@ -46,17 +46,7 @@ def layer_scenario(seq_len: int, micro_batch: int, hidden: int, heads: int, dtyp
     )
 
 
-def predicted_run_bytes(scenario: ActivationMemoryScenario, sizes: dict[str, int], dtype: str) -> dict[str, float]:
-    """What a forward pass of this layer holds by the model: weights, saved activations, input and output."""
-    width = DTYPES[dtype]
-    tokens = sizes["seq_len"] * sizes["micro_batch"] * sizes["hidden"]
-    return {
-        "weights": float(scenario.workload.parameters.magnitude) * width,
-        "saved activations": float(scenario.activations("none").m_as("byte")),
-        "input and output": 2.0 * tokens * width,
-    }
-
-
+@named_arguments()
 def measure_layer(
     *,
     seq_len: int,
@@ -87,15 +77,18 @@ def measure_layer(
         which keeps a one-byte mask, as the paper counts it.
     random_state
         Initialises PyTorch's random generator (the bytes do not depend on it; the values do):
-        a whole number from 0 to 2**64 - 1.
+        an int from 0 to 2**64 - 1 (the same check as the transformers functions).
     memory_limit
-        The most memory the run may take by the model's prediction (weights, saved activations,
-        input and output), checked before anything is allocated: ``"4 GiB"`` unless raised.
+        The most memory the run may take at its peak, by the estimate of :mod:`mlsysim_nb.measure.peak`
+        (weights, saved activations, the forward pass's temporaries and the math library's working
+        memory), checked before anything is allocated: ``"4 GiB"`` unless raised.
 
     Raises
     ------
     FieldError
         For a bad size or choice, naming the field.
+    TypeError
+        For arguments given by position, naming the parameters (every argument is given by name).
     MemoryLimitError
         When the model predicts more memory than ``memory_limit``, naming both.
     ImportError
@@ -112,10 +105,11 @@ def measure_layer(
     dtype = _choice("dtype", dtype, tuple(DTYPES))
     attention = _choice("attention", attention, _ATTENTION)
     dropout_mask = _choice("dropout_mask", dropout_mask, _MASKS)
-    random_state = check_count(_OWNER, "random_state", random_state, minimum=0, maximum=MAX_RANDOM_STATE)
+    random_state = check_random_state(_OWNER, random_state)
     limit = check_memory_limit(_OWNER, memory_limit)
     scenario = layer_scenario(**sizes, dtype=dtype)
-    refuse_above_limit(_OWNER, predicted_run_bytes(scenario, sizes, dtype), limit, memory_limit)
+    peak = run_peak_bytes(scenario, sizes, DTYPES[dtype], attention, dropout_mask)
+    refuse_above_limit(_OWNER, peak, limit, memory_limit, basis="at its peak, by the lab's estimate")
     require_torch()
     saved = _run(sizes, dtype, attention, dropout_mask, random_state)
     return _account(
@@ -133,7 +127,7 @@ def _run(
 
     torch.manual_seed(random_state)
     kind = getattr(torch, dtype)
-    layer = GPTLayer(sizes["hidden"], sizes["heads"], attention=attention, dropout_mask=dropout_mask).to(kind)
+    layer = GPTLayer(sizes["hidden"], sizes["heads"], attention=attention, dropout_mask=dropout_mask, dtype=kind)
     x = torch.randn(sizes["seq_len"], sizes["micro_batch"], sizes["hidden"], dtype=kind, requires_grad=True)
 
     def run(mark: Any) -> Any:
@@ -154,19 +148,18 @@ def _account(
     scenario: ActivationMemoryScenario,
     run: tuple[list[Any], set[int]],
 ) -> LayerMeasurement:
-    from mlsysim_nb.measure._saved import Claims, storage_bytes
+    from mlsysim_nb.measure._saved import first_claims, storage_bytes
 
     saved, constants = run
-    claims = Claims()
+    saved = [s for s in saved if s.storage not in constants]  # parameters, and the 1/sqrt(d) buffer
+    keys = [SITES.get((s.step, s.slot)) for s in saved]
+    # a tensor of no line item claims nothing: it leaves its bytes to a later view that has one
+    claimed = first_claims(saved, lambda s: (s.step, s.slot) in SITES)
     storages: dict[int, int] = {}
     rows = []
     measured_items = dict.fromkeys((i.key for i in ITEMS), 0)
-    for s in saved:
-        if s.storage in constants:
-            continue  # parameters, and the 1/sqrt(d) buffer
+    for s, key, attributed in zip(saved, keys, claimed, strict=True):
         storages[s.storage] = storage_bytes(s.tensor)
-        key = SITES.get((s.step, s.slot))
-        attributed = claims.claim(s) if key is not None else 0
         if key is not None:
             measured_items[key] += attributed
         t = s.tensor

@@ -21,6 +21,7 @@ from typing import Any
 
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
+from mlsysim_nb.measure.arguments import named_arguments
 from mlsysim_nb.measure.guard import DEFAULT_MEMORY_LIMIT, MAX_SIZES, check_memory_limit, refuse_above_limit
 from mlsysim_nb.measure.results import StateRow, TrainingStateMeasurement
 from mlsysim_nb.measure.torch_extra import require_torch
@@ -66,6 +67,7 @@ def _nbytes(tensors: Any) -> int:
     return sum(storages.values())
 
 
+@named_arguments(1)
 def measure_training_state(
     recipe: str = "fp32",
     *,
