@@ -19,13 +19,13 @@ import builtins
 import contextlib
 import json
 import math
-import os
-import stat
 import types
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from mlsysim_nb.files import UnreadableFileError, read_bytes
 
 __all__ = ["KEY_FILE", "Expectation", "describe", "hidden_tests", "lookup", "record", "write_key"]
 
@@ -184,15 +184,7 @@ def lookup(label: str, folder: Path | None = None) -> list[Expectation] | None:
     """
     path = Path.cwd() / KEY_FILE if folder is None else Path(folder) / KEY_FILE
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > _LARGEST_KEY:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as stream:
-            data = json.loads(stream.read(_LARGEST_KEY + 1))
+        data = json.loads(read_bytes(path, limit=_LARGEST_KEY, what="an answer key"))
         entries = [
             found.get(f"check_{label.replace('.', '_')}")
             for found in data["notebooks"].values()
@@ -200,10 +192,8 @@ def lookup(label: str, folder: Path | None = None) -> list[Expectation] | None:
         ]
         entry = next((e for e in entries if e is not None), None)
         return None if not isinstance(entry, list) or not entry else [Expectation.from_json(e) for e in entry]
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError, OSError):
+    except (UnreadableFileError, ValueError, KeyError, TypeError, AttributeError, RecursionError, OSError):
         return None
-    finally:
-        os.close(fd)
 
 
 def describe(expectations: list[Expectation]) -> str:

@@ -20,12 +20,13 @@ import ast
 import json
 import os
 import re
-import stat
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from mlsysim_nb.files import UnreadableFileError, read_bytes
 
 __all__ = [
     "GRADING_NAMES",
@@ -105,23 +106,9 @@ def read_notebook(path: Path, *, limit: int = LARGEST_NOTEBOOK) -> dict[str, Any
     objects, a source that is not text).
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    except OSError as err:
-        raise UnreadableSubmissionError(f"cannot open it ({err.strerror or type(err).__name__})") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnreadableSubmissionError("not a regular file")
-        if info.st_size > limit:
-            raise UnreadableSubmissionError(f"{info.st_size:,} bytes, over the limit of {limit:,}")
-        with os.fdopen(fd, "rb", closefd=False) as stream:
-            data = stream.read(limit + 1)
-    except OSError as err:
-        raise UnreadableSubmissionError(f"cannot read it ({err.strerror or type(err).__name__})") from None
-    finally:
-        os.close(fd)
-    if len(data) > limit:
-        raise UnreadableSubmissionError(f"over the limit of {limit:,} bytes")
+        data = read_bytes(path, limit=limit, what="a submitted notebook")
+    except UnreadableFileError as err:
+        raise UnreadableSubmissionError(err.reason) from None
     try:
         notebook = json.loads(data)
     except (ValueError, RecursionError, MemoryError) as err:

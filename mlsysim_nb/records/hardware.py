@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from mlsysim_nb.errors import FieldError, HardwareFileError, show_number
+from mlsysim_nb.files import UnreadableFileError, as_path, read_text, require_directory
 from mlsysim_nb.model.fields import check_quantity
 from mlsysim_nb.model.text import is_number_text
 from mlsysim_nb.model.values import as_scalar
-from mlsysim_nb.records.files import UnreadableFileError, as_path, read_text, require_directory
 from mlsysim_nb.render.display import RichRepr
 
 __all__ = [

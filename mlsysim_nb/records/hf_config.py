@@ -23,11 +23,11 @@ import contextlib
 import json
 import math
 import os
-import stat
 from collections.abc import Iterator
 from typing import Any
 
 from mlsysim_nb.errors import FieldError, show_number
+from mlsysim_nb.files import UnreadableFileError, read_bytes
 from mlsysim_nb.layers.architecture import Architecture
 from mlsysim_nb.layers.weights import parameter_count
 from mlsysim_nb.records.architecture_checks import ARCHITECTURE_LIMITS, MODEL_TYPES, SHAPE_LIMITS
@@ -99,24 +99,9 @@ def _read_file(config: str | os.PathLike[str]) -> Any:
     """The JSON in a regular file of at most MAX_CONFIG_BYTES, read as UTF-8 (a byte-order mark allowed)."""
     path = os.fspath(config)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO opens without waiting for a writer
-    except FileNotFoundError:
-        raise FieldError(_OWNER, "config", f"no such file: {path}") from None
-    except (OSError, ValueError) as err:
-        raise _refuse_file(path, f"cannot be opened: {err}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise _refuse_file(path, "is not a regular file; only a regular config.json is read (not a FIFO, a "
-                                     "device or a folder)")  # fmt: skip
-        if info.st_size > MAX_CONFIG_BYTES:
-            size = show_number(info.st_size)
-            raise _refuse_file(path, f"holds {size} bytes; a config.json is read only up to {MAX_CONFIG_BYTES:,}")
-        data = os.read(fd, MAX_CONFIG_BYTES + 1)
-    finally:
-        os.close(fd)
-    if len(data) > MAX_CONFIG_BYTES:  # it grew since it was measured
-        raise _refuse_file(path, f"holds more than {MAX_CONFIG_BYTES:,} bytes, the most a config.json is read up to")
+        data = read_bytes(path, limit=MAX_CONFIG_BYTES, what="a config.json")
+    except UnreadableFileError as err:
+        raise _refuse_file(path, err.reason) from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:

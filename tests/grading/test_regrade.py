@@ -117,8 +117,8 @@ def test_a_submission_that_changes_the_package_stops_the_regrade(
 # ---- hostile submissions, run in real kernels: each is a short notebook of a few cells -----------------------
 
 #: notebook 2's answers worked by hand: 7e9 x (4 + 8) B = 84 GB; 0.01 x 1,200 s x 5 GB/s = 60 GB over 14 B per
-#: parameter = 4.29 billion; 8-bit weights and gradients with the FP32 master and Adam: 1 + 1 + 4 + 8 = 14 B
-HONEST = "answer_2_1 = '84 GB'\nanswer_2_2 = 4.29\nanswer_2_3 = 14"
+#: parameter = 4.29 billion; bfloat16 weights, gradients and AdamW's two moments, no master: 2 + 2 + 2·2 = 8 B
+HONEST = "answer_2_1 = '84 GB'\nanswer_2_2 = 4.29\nanswer_2_3 = 8"
 POINTS = sum(t.points for t in hidden_tests(SOURCE))
 
 
@@ -219,9 +219,9 @@ def test_an_unreadable_submission_is_reported_and_the_others_graded(tmp_path: Pa
     broken.write_text('{"cells": [1]}', encoding="utf-8")
     honest = _submitted(tmp_path, "honest", HONEST)
     results = {r.student: r for r in regrade(SOURCE, [fifo, broken, tmp_path / "missing.ipynb", honest])}
-    assert results["fifo"].note == "not read: not a regular file"
+    assert results["fifo"].note.startswith("not read: is a named pipe (FIFO); a submitted notebook must be a regular file")
     assert results["broken"].note == "not read: cell 0 is not an object"
-    assert results["missing"].note.startswith("not read: cannot open it")
+    assert results["missing"].note.startswith("not read: cannot be read (")
     assert results["honest"].score == POINTS
 
 

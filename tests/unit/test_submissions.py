@@ -173,7 +173,9 @@ def test_a_fifo_is_reported_not_waited_on(tmp_path: Path) -> None:
 
     os.mkfifo(tmp_path / "pipe.ipynb")
     (finding,) = scan([tmp_path])
-    assert finding.what == "cannot read the notebook: not a regular file"
+    assert finding.what == (
+        "cannot read the notebook: is a named pipe (FIFO); a submitted notebook must be a regular file (or a link to one)"
+    )
 
 
 def test_a_huge_file_is_refused_unread(tmp_path: Path) -> None:
@@ -184,7 +186,7 @@ def test_a_huge_file_is_refused_unread(tmp_path: Path) -> None:
     with big.open("wb") as stream:
         stream.truncate(LARGEST_NOTEBOOK + 1)  # sparse: no disk used
     (finding,) = scan([big])
-    assert "over the limit" in finding.what
+    assert "a submitted notebook may hold at most" in finding.what
 
 
 def test_a_students_text_is_escaped_before_the_terminal_sees_it(

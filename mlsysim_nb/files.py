@@ -1,4 +1,7 @@
-"""Reading a user's data file safely: a path of the right type, a regular file, a bounded size.
+"""Reading a file a user hands over safely: a path of the right type, a regular file, a bounded size.
+
+The one reader of such files: hardware files, a model's config.json, submitted notebooks and the
+self-study answer key all go through :func:`read_bytes`.
 
 A path named ``x.toml`` may be a named pipe (reading it would wait for a writer forever), a device
 such as ``/dev/zero`` (reading it would never end) or a directory. :func:`read_text` looks at what
@@ -16,7 +19,7 @@ from typing import Any
 
 from mlsysim_nb.errors import FieldError, show_number
 
-__all__ = ["UnreadableFileError", "as_path", "read_text", "require_directory"]
+__all__ = ["UnreadableFileError", "as_path", "read_bytes", "read_text", "require_directory"]
 
 _KINDS = (
     (stat.S_ISREG, "a regular file"),
@@ -65,14 +68,14 @@ def _stat(path: Path) -> os.stat_result:
         raise UnreadableFileError(f"cannot be read ({err.strerror})") from None
 
 
-def read_text(path: Path, *, limit: int, what: str) -> str:
-    """The UTF-8 text of the regular file ``path`` (a byte-order mark dropped, line ends read as text mode does).
+def read_bytes(path: str | os.PathLike[str], *, limit: int, what: str) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them.
 
     Raises :class:`UnreadableFileError` for a path that is missing, unreadable, not a regular file
-    (a directory, a named pipe, a device, a socket) or larger than ``limit`` bytes; the bytes of a
-    file that is not UTF-8 raise :class:`UnicodeDecodeError`. ``what`` names the kind of file in
-    the reasons (``"a hardware file"``).
+    (a directory, a named pipe, a device, a socket) or larger than ``limit`` bytes. ``what`` names the
+    kind of file in the reasons (``"a hardware file"``).
     """
+    path = Path(path)
     rule = f"{what} must be a regular file (or a link to one)"
     too_big = f"{what} may hold at most {show_number(limit)} bytes"
     info = _stat(path)
@@ -87,10 +90,22 @@ def read_text(path: Path, *, limit: int, what: str) -> str:
         raise UnreadableFileError(f"cannot be read ({err.strerror})") from None
     with os.fdopen(descriptor, "rb") as file:
         _regular(os.fstat(file.fileno()).st_mode, rule)  # what was opened, not what the name showed before
-        data = file.read(limit + 1)
+        try:
+            data = file.read(limit + 1)
+        except OSError as err:
+            raise UnreadableFileError(f"cannot be read ({err.strerror})") from None
     if len(data) > limit:
         raise UnreadableFileError(f"holds more than {show_number(limit)} bytes; {too_big}")
-    text = data.decode("utf-8-sig")  # a byte-order mark, as some editors write, is fine
+    return data
+
+
+def read_text(path: Path, *, limit: int, what: str) -> str:
+    """The UTF-8 text of the regular file ``path`` (a byte-order mark dropped, line ends read as text mode does).
+
+    Refuses what :func:`read_bytes` refuses; the bytes of a file that is not UTF-8 raise
+    :class:`UnicodeDecodeError`.
+    """
+    text = read_bytes(path, limit=limit, what=what).decode("utf-8-sig")  # a byte-order mark, as editors write, is fine
     return text.replace("\r\n", "\n").replace("\r", "\n")  # newlines as text mode reads them
 
 
