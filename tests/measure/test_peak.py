@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # One fresh process per run: warm the imports and kernels on a tiny layer, hand freed heap memory back and lock
 # the pages mapped so far (the libraries' code, which memory pressure could otherwise evict and the run fault in
 # again; locking needs root or a large RLIMIT_MEMLOCK and is skipped without), read the resident memory, run the
-# layer, read the process's peak. ru_maxrss is KiB on Linux and bytes on macOS.
+# layer, read the process's peak (VmHWM, reset to the resident memory just before the run: an import's or the
+# warm-up's earlier high-water mark would otherwise stand for it). ru_maxrss, the fallback, is KiB on Linux, bytes on macOS.
 _RUN = """
 import ctypes, json, resource, sys
 from mlsysim_nb.measure import measure_layer
@@ -40,9 +41,20 @@ def resident():
             return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmRSS:"))
     except OSError:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
+def high_water():
+    try:
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmHWM:"))
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
+try:  # reset the peak to what is resident now (Linux 4.0+), so an earlier high-water mark cannot stand for the run's
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
+except OSError:
+    pass
 before = resident()
 measure_layer(seq_len=s, micro_batch=b, hidden=h, heads=a, dtype=dtype, attention=attention, memory_limit="16 GiB")
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
+peak = high_water()
 sizes = {"seq_len": s, "micro_batch": b, "hidden": h, "heads": a}
 terms = run_peak_bytes(layer_scenario(s, b, h, a, dtype), sizes, DTYPES[dtype], attention, "scaled")
 print(json.dumps({"grew": peak - before, "estimate": sum(terms.values())}))

@@ -6,6 +6,8 @@ The first tests need no PyTorch; those that measure take the ``torch`` fixture (
 
 from __future__ import annotations
 
+import ast
+import itertools
 import json
 import re
 from pathlib import Path
@@ -63,7 +65,14 @@ def test_every_shape_notebook_10_measures_is_recorded() -> None:
         if "seq_len=s" in call:  # the loop over the three shapes
             continue
         kwargs = dict(part.strip().split("=") for part in call.split(","))
-        recorded_layer(**{k: (v.strip('"') if v.startswith('"') else int(v)) for k, v in kwargs.items()})
+        names = [v for v in kwargs.values() if v.isidentifier()]  # a comprehension's variable: each value it takes
+        loops = [ast.literal_eval(re.search(rf"for {n} in (\([^)]*\))", code).group(1)) for n in names]  # type: ignore[union-attr]
+        for values in itertools.product(*loops):
+            given = dict(zip(names, values, strict=True))
+            recorded_layer(
+                **{k: given.get(v, v.strip('"') if v.startswith('"') else v) for k, v in kwargs.items()}
+                | {k: int(v) for k, v in kwargs.items() if v.isdigit()}
+            )
 
 
 @pytest.mark.measure
