@@ -219,7 +219,9 @@ def test_an_unreadable_submission_is_reported_and_the_others_graded(tmp_path: Pa
     broken.write_text('{"cells": [1]}', encoding="utf-8")
     honest = _submitted(tmp_path, "honest", HONEST)
     results = {r.student: r for r in regrade(SOURCE, [fifo, broken, tmp_path / "missing.ipynb", honest])}
-    assert results["fifo"].note.startswith("not read: is a named pipe (FIFO); a submitted notebook must be a regular file")
+    assert results["fifo"].note.startswith(
+        "not read: is a named pipe (FIFO); a submitted notebook must be a regular file"
+    )
     assert results["broken"].note == "not read: cell 0 is not an object"
     assert results["missing"].note.startswith("not read: cannot be read (")
     assert results["honest"].score == POINTS
