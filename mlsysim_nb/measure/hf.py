@@ -63,7 +63,7 @@ def small_config(model_type: str, *, dropout: bool, layers: int, seq_len: int) -
 
 def _check(owner: str, model_type: str, dtype: str, attention: str, *, dropout: bool, seq_len: int,
            micro_batch: int, random_state: Any) -> int:  # fmt: skip
-    """Refuse a bad argument, naming ``owner`` (the function the user called) and the field; returns the random state."""
+    """Refuse a bad argument, naming ``owner`` (the function called) and the field; gives the random state."""
     for field, value, valid in (("model_type", model_type, tuple(CLASSES)), ("dtype", dtype, tuple(DTYPE_BYTES)),
                                 ("attention", attention, tuple(ATTENTION_KINDS))):  # fmt: skip
         if not isinstance(value, str) or value not in valid:
