@@ -39,6 +39,11 @@ direction). `hint("N.M")` gives an exercise's hints one at a time, the last one 
 worked solutions are in the instructor's version of each notebook (the link is in its last cell).
 Do not edit the notebooks here if you want to keep your work across an update of the repository:
 copy the folder first, with `answer_key.json`.
+
+**Instructors:** this folder is for self-study. `answer_key.json` holds every autograded value in plain
+text, and the public repository and its Binder link hold this folder: a graded class gets nbgrader's release
+(`make assignments`) or a class copy without the key (`make_assignments.py ... --student DIR --graded`),
+and the regrade (`python -m mlsysim_nb regrade`) gives the grades of record (see `docs/instructors.md`).
 """
 
 
