@@ -64,8 +64,6 @@ print(json.dumps({"grew": peak - before, "estimate": sum(terms.values())}))
 #: working memory is the tightest term: measured at 0.95 of the estimate).
 RUNS = [
     (512, 4, 512, 8, "bfloat16", "explicit"),
-    (512, 4, 512, 8, "float32", "explicit"),
-    (512, 4, 512, 8, "bfloat16", "fused"),
     (512, 4, 512, 8, "float32", "fused"),
     (64, 2, 2048, 16, "float32", "fused"),
 ]
@@ -86,8 +84,10 @@ def _peak(run: tuple[Any, ...]) -> tuple[int, float]:
 def test_the_estimate_bounds_the_measured_peak(torch: Any, run: tuple[Any, ...]) -> None:
     """The process's peak grows by at most the guard's estimate, and by more than half of it.
 
-    Measured here (2 threads; growth / estimate): 0.72, 0.77, 0.70, 0.81 for s = 512, b = 4, h = 512, a = 8 in
-    BF16 and FP32, explicit and fused; 0.95 for s = 64, b = 2, h = 2048, FP32 fused, where the weights dominate.
+    Measured here (2 threads; growth / estimate): 0.72 for s = 512, b = 4, h = 512, a = 8 in BF16 with explicit
+    attention (the scores dominate), 0.81 in FP32 fused; 0.95 for s = 64, b = 2, h = 2048, FP32 fused, where the
+    weights dominate. (BF16 fused and FP32 explicit at the first shape measured 0.70 and 0.77; they are left out
+    to keep this test to three fresh processes.)
     """
     grew, estimate = _peak(run)
     assert grew <= estimate, f"{run}: grew {grew / 2**20:.1f} MiB, estimated {estimate / 2**20:.1f} MiB"
