@@ -8,6 +8,7 @@ import contextlib
 import os
 import sys
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -162,28 +163,24 @@ def _run(argv: list[str] | None) -> int:
     return 0
 
 
-def _seconds(text: str) -> float:
-    """A positive number of seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < 1e6:
-        msg = f"needs a positive number of seconds, got {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
+def _positive(unit: str) -> Callable[[str], float]:
+    """An argument reader for a positive number of ``unit`` (below a million), refusing anything else by name."""
+
+    def read(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not 0 < value < 1e6:
+            msg = f"needs a positive number of {unit}, got {text!r}"
+            raise argparse.ArgumentTypeError(msg)
+        return value
+
+    return read
 
 
-def _megabytes(text: str) -> float:
-    """A positive number of megabytes (10^6 bytes)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < 1e6:
-        msg = f"needs a positive number of MB, got {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
+_seconds = _positive("seconds")
+_megabytes = _positive("MB")  # 10^6 bytes
 
 
 def _regrade(args: argparse.Namespace) -> int:
