@@ -60,7 +60,7 @@ lint: $(VENV)/.test-installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/python scripts/check_notebooks.py notebooks
+	$(BIN)/python -m mlsysim_nb.course.hygiene notebooks
 
 # the fast layers: unit, property and differential tests and doctests (no browser, Binder or notebooks)
 unit: $(VENV)/.test-installed
@@ -78,34 +78,34 @@ nbval: $(VENV)/.test-installed
 
 # re-execute the notebooks top to bottom and store their outputs (after editing one), then regenerate student/
 notebooks: $(VENV)/.test-installed
-	$(BIN)/python scripts/execute_notebooks.py
-	$(BIN)/python scripts/check_notebooks.py notebooks
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python scripts/make_assignments.py build/course --student student
+	$(BIN)/python -m mlsysim_nb.course.execute
+	$(BIN)/python -m mlsysim_nb.course.hygiene notebooks
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m mlsysim_nb.course.release build/course --student student
 
 # the graders' sheets, build/rubrics/NN_name.md: the answer key of the autograded items (computed by the
 # package from the hidden tests), and each hand-graded answer's question, rubric and model answer
 rubrics: $(VENV)/.course-installed
-	$(BIN)/python scripts/make_rubrics.py build/rubrics
+	$(BIN)/python -m mlsysim_nb.course.rubrics build/rubrics
 
 # the student release with nbgrader: build/course/release/NN_name/ (solutions and hidden tests removed)
 assignments: $(VENV)/.course-installed
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python scripts/make_assignments.py build/course
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m mlsysim_nb.course.release build/course
 
 # the same release copied into student/ (what `make lab` and Binder open): run it after editing a notebook
 student: $(VENV)/.course-installed
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python scripts/make_assignments.py build/course --student student
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m mlsysim_nb.course.release build/course --student student
 
 # the course as a static site, the student version (no solutions), from the notebooks' stored outputs:
 # build/book/index.html. Nothing is executed. book-solutions: the instructor's version, for private publishing.
 book: $(BOOK_VENV)/.book-installed
-	$(BOOK_BIN)/python scripts/build_book.py build/book
+	$(BOOK_BIN)/python -m mlsysim_nb.course.book build/book
 
 book-solutions: $(BOOK_VENV)/.book-installed
-	$(BOOK_BIN)/python scripts/build_book.py build/book-solutions --solutions
+	$(BOOK_BIN)/python -m mlsysim_nb.course.book build/book-solutions --solutions
 
 # how many times one `make test` executes each notebook (every kernel started is counted)
 count-runs: $(VENV)/.test-installed
-	$(BIN)/python scripts/count_notebook_runs.py -- $(MAKE) test
+	$(BIN)/python -m mlsysim_nb.course.count_runs -- $(MAKE) test
 
 bench: $(VENV)/.test-installed
 	$(BIN)/python benchmarks/run.py

@@ -1,4 +1,4 @@
-"""Sphinx configuration of the course site (``make book``; ``scripts/build_book.py`` lays out the source).
+"""Sphinx configuration of the course site (``make book``; ``mlsysim_nb.course.book`` lays out the source).
 
 The chapters are the notebooks' stored outputs, never re-executed (``nb_execution_mode = "off"``): the
 site shows exactly what nbval checks. The repository's address comes from its one place, pyproject.toml.

@@ -24,15 +24,13 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from mlsysim_nb.course.student_version import problems
+from mlsysim_nb.measure import INSTALL_HINT
+from mlsysim_nb.measure.recorded import RECORDED_LABEL
+
 pytestmark = pytest.mark.binder
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-from check_student_version import problems  # noqa: E402
-
-from mlsysim_nb.measure import INSTALL_HINT  # noqa: E402
-from mlsysim_nb.measure.recorded import RECORDED_LABEL  # noqa: E402
 
 REPO2DOCKER_BASE = ["jupyterlab==4.4.9", "notebook==7.4.7", "jupyter_server==2.17.0"]
 RUNNER = ["nbclient", "ipykernel"]

@@ -4,7 +4,8 @@ The package is on no package index, so every ``pip install`` the README and the 
 installs from the clone (``.``, ``-e .``, or a wheel built from it) with extras that ``pyproject.toml``
 defines. ``pyproject.toml``'s ``[project.urls]`` is the one place that holds the repository's address;
 the Binder badge names the same repository. ``make assignments`` and ``make student`` install the
-``course`` extra alone, which holds JupyterLab and nbgrader and nothing heavy.
+``course`` extra alone, which holds JupyterLab, nbgrader and the notebook libraries the course's tools import, and
+nothing heavy.
 """
 
 from __future__ import annotations
@@ -60,9 +61,9 @@ def test_every_install_command_installs_from_the_clone() -> None:
 
 
 def test_the_release_needs_the_course_extra_alone() -> None:
-    """``make assignments`` and ``make student`` install ``.[course]``: JupyterLab and nbgrader, nothing heavy."""
+    """``make assignments`` and ``make student`` install ``.[course]``: JupyterLab, nbgrader and its libraries alone."""
     course = {_requirement_name(r) for r in PYPROJECT["project"]["optional-dependencies"]["course"]}
-    assert course == {"jupyterlab", "nbgrader"}
+    assert course == {"jupyterlab", "nbgrader", "nbformat", "nbclient", "jupyter_client", "pyzmq"}
     make = shutil.which("make")
     if make is None:
         pytest.fail("make is not installed; the README's commands need it")
@@ -72,7 +73,7 @@ def test_the_release_needs_the_course_extra_alone() -> None:
         ).stdout
         installs = re.findall(r"pip install [^\n]*-e [^\n]*", plan)
         assert installs and all('-e ".[course]"' in line for line in installs), (target, installs)
-    tree = ast.parse((ROOT / "scripts" / "make_assignments.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "mlsysim_nb" / "course" / "release.py").read_text(encoding="utf-8"))
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     # the package itself (installed by the same `-e .[course]`) records the self-study answer key

@@ -9,7 +9,6 @@ reprs keep their contrast in the light and the dark theme.
 from __future__ import annotations
 
 import html
-import json
 import os
 import re
 from pathlib import Path
@@ -17,8 +16,11 @@ from typing import Any
 from urllib.parse import unquote, urljoin, urlparse
 
 import pytest
-from build_book import STUDENT_PAGE, binder_folder, binder_link, notebooks, prepare, repository
-from check_student_version import MARKERS, problems
+
+from mlsysim_nb.course import cells
+from mlsysim_nb.course.book import STUDENT_PAGE, binder_folder, binder_link, notebooks, prepare, repository
+from mlsysim_nb.course.cells import MARKERS, SOLUTION
+from mlsysim_nb.course.student_version import problems
 
 try:
     from msn_book import anchor, entries, is_letter, letters, scenario_classes, symbols_in
@@ -37,14 +39,12 @@ RECORDED = re.compile(r"Answer recorded: (.+?)\. It ")
 BUILD_SECONDS = 120
 
 
-def _cells(path: Path) -> list[dict[str, Any]]:
-    cells: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    return cells
+_cells = cells.cells
 
 
 def _shown(cell: dict[str, Any]) -> bool:
     """A stored output the student site keeps: not an answer cell's, not a graded check's."""
-    meta = cell["metadata"].get("nbgrader", {})
+    meta = cells.grading(cell)
     return not (meta.get("solution") or meta.get("grade"))
 
 
@@ -208,7 +208,7 @@ def test_instructor_version_keeps_the_solutions(tmp_path: Path) -> None:
     chapters = prepare(tmp_path / "src", solutions=True)
     assert [c.name for c in chapters] == [p.name for p in NOTEBOOKS]
     first = chapters[0].read_text(encoding="utf-8")
-    assert "### BEGIN SOLUTION" in first
+    assert SOLUTION.begin in first
     assert "Answer recorded" in first
 
 
@@ -417,7 +417,9 @@ def test_book_builds_outside_the_students_lab() -> None:
     make = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert re.search(r"^BOOK_VENV \?= \.venv-book$", make, re.MULTILINE)
     assert re.search(
-        r"^book: \$\(BOOK_VENV\)/\.book-installed\n\t\$\(BOOK_BIN\)/python scripts/build_book", make, re.MULTILINE
+        r"^book: \$\(BOOK_VENV\)/\.book-installed\n\t\$\(BOOK_BIN\)/python -m mlsysim_nb\.course\.book ",
+        make,
+        re.MULTILINE,
     )
     assert re.search(
         r'^\$\(BOOK_VENV\)/\.book-installed:.*\n\t\$\(BOOK_BIN\)/python -m pip install --quiet -e "\.\[book\]"',

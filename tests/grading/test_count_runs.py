@@ -1,17 +1,13 @@
-"""``scripts/count_notebook_runs.py``: a real kernel's cells are logged and counted against the right notebook."""
+"""``make count-runs`` (:mod:`mlsysim_nb.course.count_runs`): a kernel's cells are counted against the right notebook."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-from count_notebook_runs import STARTUP, count  # noqa: E402
+from mlsysim_nb.course.count_runs import STARTUP, count
 
 
 def _notebook(path: Path, sources: list[str], graded: int | None = None) -> None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from mlsysim_nb.regrade import grade, hidden_tests, regrade
+from mlsysim_nb.course import cells
+from mlsysim_nb.course.regrade import grade, hidden_tests, regrade
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "02_precision_and_master_copy"
@@ -34,19 +34,15 @@ class Sly(float):
 """
 
 
-def _cells(path: Path) -> list[dict[str, Any]]:
-    return json.loads(path.read_text(encoding="utf-8"))["cells"]
-
-
 def _submission(tmp_path: Path, kind: str) -> Path:
     solutions = {
-        c["metadata"]["nbgrader"]["grade_id"]: "".join(c["source"])
-        for c in _cells(SOURCE)
-        if c["cell_type"] == "code" and c["metadata"].get("nbgrader", {}).get("solution")
+        cells.grade_id(c): cells.source(c)
+        for c in cells.cells(SOURCE)
+        if c["cell_type"] == "code" and cells.is_answer(c)
     }
-    notebook = json.loads(RELEASE.read_text(encoding="utf-8"))
+    notebook = cells.read(RELEASE)
     for cell in notebook["cells"]:
-        grade_id = cell["metadata"].get("nbgrader", {}).get("grade_id")
+        grade_id = cells.grade_id(cell)
         if grade_id in solutions:
             honest = "\n".join(line for line in solutions[grade_id].splitlines() if "### " not in line)
             cell["source"] = honest if kind == "honest" else f"{CHEATS}{grade_id} = Sly(7)"
@@ -82,7 +78,7 @@ def test_answers_come_back_as_plain_data() -> None:
 
 def test_hostile_answers_score_nothing_and_stop_nothing() -> None:
     """What a kernel prints is hostile input: forged keys, huge or explosive text, units pint cannot read."""
-    from mlsysim_nb.regrade import checked_answers
+    from mlsysim_nb.course.regrade import checked_answers
 
     printed = {
         "answer_1_1": {"magnitude": 1.0, "unit": "nonsense"},
@@ -105,7 +101,7 @@ def test_a_submission_that_changes_the_package_stops_the_regrade(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """A changed file of the package after a submission ran (it rewrote the grader) stops the whole regrade."""
-    from mlsysim_nb import regrade as module
+    from mlsysim_nb.course import regrade as module
 
     digests = iter(["before", "after"])
     monkeypatch.setattr(module, "_package_digest", lambda: next(digests))
@@ -125,10 +121,12 @@ POINTS = sum(t.points for t in hidden_tests(SOURCE))
 def _minimal(path: Path, *codes: str) -> Path:
     """A submission of the given code cells (nbgrader's layout when ``path`` is inside one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    cells = [
+    code_cells = [
         {"cell_type": "code", "metadata": {}, "source": code, "outputs": [], "execution_count": None} for code in codes
     ]
-    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    path.write_text(
+        json.dumps({"cells": code_cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8"
+    )
     return path
 
 
@@ -185,7 +183,7 @@ def test_a_process_left_running_is_ended_with_the_kernels_group(tmp_path: Path) 
 
 def test_the_time_budget_covers_the_whole_submission(tmp_path: Path) -> None:
     """Eight cells of a second each, each within a 2 s cell limit, pass a 4 s budget: stopped, 0 points, and why."""
-    from mlsysim_nb.regrade import Limits
+    from mlsysim_nb.course.regrade import Limits
 
     path = _submitted(tmp_path, "slow", HONEST, *["import time; time.sleep(1)"] * 8)
     (result,) = regrade(SOURCE, [path], limits=Limits(cell_timeout=2, budget=4))
@@ -196,7 +194,7 @@ def test_the_time_budget_covers_the_whole_submission(tmp_path: Path) -> None:
 
 def test_output_over_the_cap_stops_the_submission(tmp_path: Path) -> None:
     """A 50 MB print is refused unread (one message over the cap), and a flood of small prints passes the total cap."""
-    from mlsysim_nb.regrade import Limits
+    from mlsysim_nb.course.regrade import Limits
 
     big = _submitted(tmp_path, "big", HONEST, "print('x' * 50_000_000)")
     flood = _submitted(
@@ -272,15 +270,11 @@ def test_the_command_writes_the_gradebook_and_escapes_what_it_prints(
 @pytest.mark.filterwarnings("ignore:IPython parent:UserWarning")
 def test_the_points_go_into_nbgraders_gradebook(tmp_path: Path) -> None:
     """With --nbgrader-db, each item's points are the manual score of its grade in nbgrader's own database."""
-    import sys
-
+    from mlsysim_nb.__main__ import main
+    from mlsysim_nb.course.release import generate
     from tests.nbgrader_sandbox import jupyter_home, require_nbgrader
 
     require_nbgrader()
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from make_assignments import generate
-
-    from mlsysim_nb.__main__ import main
 
     with jupyter_home(tmp_path / "home"):
         course = tmp_path / "course"

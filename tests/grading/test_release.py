@@ -13,21 +13,18 @@ autogrades real submissions through nbgrader's exchange.
 from __future__ import annotations
 
 import ast
-import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from mlsysim_nb.course import cells
+from mlsysim_nb.course.cells import HIDDEN_TESTS
+from mlsysim_nb.course.release import SELF_STUDY, for_a_graded_class, generate, main, notebooks, write_student
+from mlsysim_nb.course.repository import STUDENT
+from mlsysim_nb.course.student_version import problems
 from tests.nbgrader_sandbox import jupyter_home, require_nbgrader
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-from check_student_version import problems  # noqa: E402
-from make_assignments import SELF_STUDY, STUDENT, for_a_graded_class, generate, main, notebooks, write_student  # noqa: E402
 
 SOURCES = notebooks()
 ANSWER_LINE = re.compile(r"^(answer_\d+_\d+) = None  # your answer[^\n]*$")
@@ -35,17 +32,7 @@ ANSWER_LINE = re.compile(r"^(answer_\d+_\d+) = None  # your answer[^\n]*$")
 pytestmark = pytest.mark.filterwarnings("ignore:Object of type:Warning")
 
 
-def _cells(path: Path) -> list[dict[str, Any]]:
-    return json.loads(path.read_text(encoding="utf-8"))["cells"]
-
-
-def _meta(cell: dict[str, Any]) -> dict[str, Any]:
-    return cell["metadata"].get("nbgrader", {})
-
-
-def _source(cell: dict[str, Any]) -> str:
-    src = cell["source"]
-    return "".join(src) if isinstance(src, list) else src
+_cells, _meta, _source = cells.cells, cells.grading, cells.source
 
 
 def _python(cell: dict[str, Any]) -> ast.Module:
@@ -85,7 +72,7 @@ def _release(course: Path, source: Path) -> Path:
 def test_there_are_graded_notebooks() -> None:
     """Every course notebook carries autograded checks worth points."""
     assert len(SOURCES) >= 8
-    auto = {p.stem: sum(float(_meta(c).get("points", 0)) for c in _cells(p) if _meta(c).get("grade") and not _meta(c).get("solution")) for p in SOURCES}  # fmt: skip
+    auto = {p.stem: sum(cells.points(c) for c in _cells(p) if cells.is_check(c)) for p in SOURCES}
     assert [name for name, points in auto.items() if points <= 0] == []
 
 
@@ -133,8 +120,7 @@ def test_the_instructors_notebook_scores_full_marks(source: Path) -> None:
     nbgrader's autograder gives a check cell its points when it runs without an error; nbval fails a
     notebook whose run differs from its stored outputs, so these outputs are the autograder's verdict.
     """
-    cells = _cells(source)
-    graded = [c for c in cells if _meta(c).get("grade") and c["cell_type"] == "code"]
+    graded = [c for c in _cells(source) if _meta(c).get("grade") and c["cell_type"] == "code"]
     assert graded
     failed = [_meta(c)["grade_id"] for c in graded if c["execution_count"] is None or any(o["output_type"] == "error" for o in c["outputs"])]  # fmt: skip
     assert failed == []
@@ -163,8 +149,7 @@ def test_the_untouched_release_scores_zero(course: Path, source: Path) -> None:
     for cell in _cells(source):
         meta = _meta(cell)
         if meta.get("grade") and not meta.get("solution"):
-            text = _source(cell)
-            body = text[text.index("### BEGIN HIDDEN TESTS") : text.index("### END HIDDEN TESTS")]
+            (body,) = cells.regions(_source(cell), HIDDEN_TESTS)
             hidden[meta["grade_id"]] = set(re.findall(r"require\((answer_\d+_\d+)", body))
     assert {name.replace("answer_", "check_"): {var} for name, var in answers.items()} == hidden
 
@@ -208,15 +193,15 @@ def test_a_graded_release_holds_no_link_to_the_solutions(course: Path, tmp_path:
     names = [p.stem for p in SOURCES]
     for_a_graded_class(graded, names)
     for name in names:
-        cells = _cells(graded / "release" / name / f"{name}.ipynb")
-        assert not any(SELF_STUDY in "".join(c["source"]) for c in cells), name
-        assert not any("/blob/main/notebooks/" in "".join(c["source"]) for c in cells), name
-        assert len(cells) == len(_cells(course / "release" / name / f"{name}.ipynb")) - 1
-        assert "".join(_cells(STUDENT / f"{name}.ipynb")[-1]["source"]).startswith(SELF_STUDY)
+        released = _cells(graded / "release" / name / f"{name}.ipynb")
+        assert not any(SELF_STUDY in _source(c) for c in released), name
+        assert not any("/blob/main/notebooks/" in _source(c) for c in released), name
+        assert len(released) == len(_cells(course / "release" / name / f"{name}.ipynb")) - 1
+        assert _source(_cells(STUDENT / f"{name}.ipynb")[-1]).startswith(SELF_STUDY)
 
 
 def test_a_class_copy_of_the_student_folder_holds_no_link_to_the_solutions(tmp_path: Path) -> None:
-    """``make_assignments.py COURSE --student DIR --graded`` (the guide's class copy) writes DIR without the link."""
+    """``python -m mlsysim_nb.course.release COURSE --student DIR --graded`` (the guide's class copy): no link."""
     require_nbgrader()
     with jupyter_home(tmp_path / "home"):
         assert main([str(tmp_path / "course"), "--student", str(tmp_path / "class"), "--graded"]) == 0

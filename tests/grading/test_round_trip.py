@@ -24,11 +24,13 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
+from mlsysim_nb.course import cells
+from mlsysim_nb.course.cells import SOLUTION
+from mlsysim_nb.course.release import api, course_config, write_course
+from mlsysim_nb.course.repository import COURSE_CONFIG
+from mlsysim_nb.course.student_version import problems, secrets
 
-from check_student_version import problems, secrets  # noqa: E402
-from make_assignments import COURSE_CONFIG, api, course_config, write_course  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 #: the assignment of the round trip: a short notebook with three autograded checks and an explain answer
 NAME = "02_precision_and_master_copy"
@@ -53,17 +55,7 @@ def _require_nbgrader() -> None:
         pytest.skip("nbgrader is not installed (pip install -e '.[course]')")
 
 
-def _cells(path: Path) -> list[dict[str, Any]]:
-    return json.loads(path.read_text(encoding="utf-8"))["cells"]
-
-
-def _meta(cell: dict[str, Any]) -> dict[str, Any]:
-    return cell["metadata"].get("nbgrader", {})
-
-
-def _source(cell: dict[str, Any]) -> str:
-    src = cell["source"]
-    return "".join(src) if isinstance(src, list) else src
+_cells, _meta, _source = cells.cells, cells.grading, cells.source
 
 
 class Person:
@@ -130,7 +122,7 @@ def _lesson_names() -> list[str]:
 
     An honest student reuses ``s`` or ``state``; one who rebinds ``require`` is Bob.
     """
-    from mlsysim_nb.submissions import GRADING_NAMES
+    from mlsysim_nb.course.submissions import GRADING_NAMES
 
     names: set[str] = set()
     for cell in _cells(SOURCE):
@@ -160,7 +152,7 @@ def _answer(release: Path, submission: Path, answered: set[str], *, extra: str =
         if cell["cell_type"] == "code":
             lines = solutions[grade_id].splitlines()
             if grade_id in answered:
-                code = "\n".join(line for line in lines if "### BEGIN SOLUTION" not in line and "### END" not in line)
+                code = "\n".join(line for line in lines if line.strip() not in (SOLUTION.begin, SOLUTION.end))
             else:
                 code = f"{grade_id} = 1"
             cell["source"] = f"{code}\n{extra}" if extra else code
@@ -278,7 +270,7 @@ def test_feedback_reaches_each_student_and_holds_no_solution(classroom) -> None:
 
 def test_the_scan_flags_bob_and_not_alice(classroom) -> None:
     """``scan-submissions`` over the collected submissions names Bob's cells and none of Alice's."""
-    from mlsysim_nb.submissions import scan
+    from mlsysim_nb.course.submissions import scan
 
     findings = scan([classroom["course"] / "submitted"])
     assert {f.path.parts[-3] for f in findings} == {"bob"}

@@ -1,18 +1,17 @@
-"""``make rubrics``: one grader's sheet per notebook, with every hand-graded answer's rubric and model answer."""
+"""``make rubrics`` (:mod:`mlsysim_nb.course.rubrics`): one grader's sheet per notebook, with every hand-graded answer's rubric and model answer."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
+from mlsysim_nb.course import cells
+from mlsysim_nb.course.cells import SOLUTION
+from mlsysim_nb.course.repository import course_notebooks
+from mlsysim_nb.course.rubrics import hand_graded, main
 
-from make_rubrics import hand_graded, main  # noqa: E402
-
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = course_notebooks()
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +36,7 @@ def test_every_hand_graded_answer_is_on_its_notebooks_sheet(sheets: Path) -> Non
             assert item["answer"].startswith(("**Model answer.**", "**Worked example.**")), item["id"]
             assert item["prompt"] in text
             assert item["answer"] in text
-        assert "### BEGIN SOLUTION" not in text
+        assert SOLUTION.begin not in text
 
 
 def test_each_sheet_opens_with_the_answer_key_of_the_autograded_items(sheets: Path) -> None:
@@ -53,11 +52,10 @@ def test_each_sheet_opens_with_the_answer_key_of_the_autograded_items(sheets: Pa
     assert "| `check_12_4` | 1 | no fixed value" in capstone
     for path in NOTEBOOKS:
         text = (tmp_path / f"{path.stem}.md").read_text(encoding="utf-8")
-        checks = [c for c in __import__("json").loads(path.read_text(encoding="utf-8"))["cells"]
-                  if c["metadata"].get("nbgrader", {}).get("grade") and not c["metadata"]["nbgrader"].get("solution")]  # fmt: skip
+        checks = [c for c in cells.cells(path) if cells.is_check(c)]
         assert checks
         for cell in checks:
-            assert f"| `{cell['metadata']['nbgrader']['grade_id']}` |" in text
+            assert f"| `{cells.grade_id(cell)}` |" in text
 
 
 def test_every_autograded_item_but_the_capstones_run_has_a_value_in_the_key(sheets: Path) -> None:

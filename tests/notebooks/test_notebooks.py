@@ -8,30 +8,27 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from mlsysim_nb.course import cells as nb
+from mlsysim_nb.course.cells import HIDDEN_TESTS, SOLUTION
+from mlsysim_nb.course.hygiene import problems
+
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-sys.path.insert(0, str(ROOT / "scripts"))
-
-from check_notebooks import problems  # noqa: E402
 
 
 def _cells(path: Path) -> list[dict[str, Any]]:
-    return [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+    return [c for c in nb.cells(path) if c["cell_type"] == "code"]
 
 
 def _source(cell: dict[str, Any]) -> str:
     """A cell's code without IPython magics (``%matplotlib inline``), runnable by exec."""
-    src = cell["source"]
-    text = "".join(src) if isinstance(src, list) else src
-    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("%"))
+    return "\n".join(line for line in nb.source(cell).splitlines() if not line.lstrip().startswith("%"))
 
 
 def test_there_is_a_course() -> None:
@@ -49,15 +46,13 @@ def test_notebook_hygiene(path: Path) -> None:
 ANSWER = re.compile(r"^(answer_\d+_\d+) = None", flags=re.MULTILINE)
 
 
-def _nbgrader(cell: dict[str, Any]) -> dict[str, Any]:
-    return cell["metadata"].get("nbgrader", {})
+_nbgrader = nb.grading
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_has_the_course_parts(path: Path) -> None:
     """Learning goals, a prediction first, a live panel, exercises, what the model leaves out, a summary."""
-    nb = json.loads(path.read_text(encoding="utf-8"))
-    text = "\n".join("".join(c["source"]) for c in nb["cells"])
+    text = "\n".join(nb.source(c) for c in nb.cells(path))
     for part in ("Learning goals", "Prerequisites", "Time.", "Predict first", "What this model leaves out", "Summary"):
         assert part in text, part
     assert "explore(" in text
@@ -71,7 +66,7 @@ def test_notebook_has_the_course_parts(path: Path) -> None:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_nbgrader_metadata(path: Path) -> None:
     """Each answer cell holds a solution region and is followed by its locked graded check; ids are unique."""
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    cells = nb.cells(path)
     ids = [_nbgrader(c)["grade_id"] for c in cells if _nbgrader(c)]
     assert len(ids) == len(set(ids))
     for index, cell in enumerate(cells):
@@ -80,10 +75,10 @@ def test_nbgrader_metadata(path: Path) -> None:
             continue
         assert meta["schema_version"] == 3
         if meta["solution"] and cell["cell_type"] == "code":
-            assert "### BEGIN SOLUTION" in "".join(cell["source"])
+            assert nb.regions(nb.source(cell), SOLUTION)
             test = _nbgrader(cells[index + 1])
             assert (test["grade"], test["locked"], test["points"] > 0) == (True, True, True)
-            assert "### BEGIN HIDDEN TESTS" in "".join(cells[index + 1]["source"])
+            assert nb.hidden_test(cells[index + 1])
         if meta["solution"] and cell["cell_type"] == "markdown":
             assert (meta["grade"], meta["points"] > 0) == (True, True)
 
@@ -142,7 +137,7 @@ def test_each_check_grades_only_in_its_hidden_test(path: Path) -> None:
             (name,) = names
             right = namespace[name]
             namespace[name] = _wrong(right)
-            visible = source.split("### BEGIN HIDDEN TESTS")[0]
+            visible = source.split(HIDDEN_TESTS.begin)[0]
             with contextlib.redirect_stdout(io.StringIO()):
                 exec(compile(visible, f"{path.name} (visible check)", "exec"), namespace)  # noqa: S102
             with pytest.raises(AssertionError, match="not within tolerance"), contextlib.redirect_stdout(io.StringIO()):

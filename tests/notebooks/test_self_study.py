@@ -35,7 +35,7 @@ def _run_first_notebook(folder: Path, answers: dict[str, str], *, key: bool) -> 
     import nbformat
     from nbclient import NotebookClient
 
-    from mlsysim_nb.answer_key import write_key
+    from mlsysim_nb.course.key import write_key
 
     source = ROOT / "notebooks" / "01_where_memory_goes.ipynb"
     notebook = nbformat.read(ROOT / "student" / source.name, as_version=4)

@@ -1,6 +1,6 @@
 """Check that a folder (or files) hold nothing of the instructor's solutions: what students may be shown.
 
-Usage: ``python scripts/check_student_version.py student/ [more folders or files]``. Reads the
+Usage: ``python -m mlsysim_nb.course.student_version student/ [more folders or files]``. Reads the
 instructor's notebooks in ``notebooks/`` and looks, in every text file given (notebooks, HTML
 feedback, anything), for what only the instructor's version holds: the bodies of the solution regions
 (``### BEGIN SOLUTION`` ... ``### END SOLUTION``), the hidden autograder tests (``### BEGIN HIDDEN
@@ -14,15 +14,17 @@ from __future__ import annotations
 import argparse
 import ast
 import html
-import json
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
+from mlsysim_nb.course import cells
+from mlsysim_nb.course.cells import HIDDEN_TESTS, MARKERS, SOLUTION
+from mlsysim_nb.course.repository import NOTEBOOKS, course_notebooks
+
+__all__ = ["MARKERS", "Secret", "instructor_secrets", "main", "normal", "problems", "secrets"]
+
 #: a line shorter than this (``else:``, ``)``) is not evidence of anything
 MIN_LINE = 12
 #: formatting that Markdown, HTML export or syntax highlighting may add or drop
@@ -35,15 +37,6 @@ class Secret:
 
     text: str
     origin: str
-
-
-def _source(cell: dict[str, Any]) -> str:
-    src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else str(src)
-
-
-def _regions(text: str, begin: str, end: str) -> list[str]:
-    return re.findall(rf"{re.escape(begin)}\n(.*?){re.escape(end)}", text, flags=re.DOTALL)
 
 
 def normal(text: str) -> str:
@@ -59,13 +52,12 @@ def secrets(notebook: Path) -> list[Secret]:
     """
     out: list[Secret] = []
     public: set[str] = set()
-    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
-        meta = cell["metadata"].get("nbgrader", {})
-        text = _source(cell)
-        grade_id = meta.get("grade_id", "?")
-        bodies = [(b, "solution") for b in _regions(text, "### BEGIN SOLUTION", "### END SOLUTION")]
-        bodies += [(b, "hidden test") for b in _regions(text, "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")]
-        if cell["cell_type"] == "markdown" and meta.get("solution"):
+    for cell in cells.cells(notebook):
+        text = cells.source(cell)
+        grade_id = cells.grade_id(cell) or "?"
+        bodies = [(b, "solution") for b in cells.regions(text, SOLUTION)]
+        bodies += [(b, "hidden test") for b in cells.regions(text, HIDDEN_TESTS)]
+        if cell["cell_type"] == "markdown" and cells.is_answer(cell):
             bodies.append((text, "model answer"))
         else:
             shown = text
@@ -96,16 +88,16 @@ def _reveals_nothing(line: str) -> bool:
     return bool(tree.body) and all(isinstance(node, (ast.Import, ast.ImportFrom)) for node in tree.body)
 
 
-def instructor_secrets(folder: Path = ROOT / "notebooks") -> list[Secret]:
+def instructor_secrets(folder: Path = NOTEBOOKS) -> list[Secret]:
     """The secrets of every course notebook."""
-    return [s for path in sorted(folder.glob("[0-9][0-9]_*.ipynb")) for s in secrets(path)]
+    return [s for path in course_notebooks(folder) for s in secrets(path)]
 
 
 def _notebook_problems(path: Path) -> tuple[list[str], str]:
     """A notebook's stored outputs and markers, and its cells' text (where secrets are looked for)."""
     problems, parts = [], []
-    for index, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"]):
-        text = _source(cell)
+    for index, cell in enumerate(cells.cells(path)):
+        text = cells.source(cell)
         parts.append(text)
         problems += [f"{path}: cell {index} holds the marker {m!r}" for m in MARKERS if m in text]
         if cell.get("outputs"):
@@ -133,9 +125,12 @@ def problems(paths: list[Path], known: list[Secret] | None = None) -> list[str]:
     return out
 
 
+_SUMMARY = "Check that folders (or files) hold nothing of the instructor's solutions: what students may be shown."
+
+
 def main(argv: list[str] | None = None) -> int:
     """Check the given folders and files; return 1 if any holds a solution."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m mlsysim_nb.course.student_version", description=_SUMMARY)
     parser.add_argument("paths", nargs="+", type=Path)
     args = parser.parse_args(argv)
     found = problems(args.paths)

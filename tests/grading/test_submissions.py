@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mlsysim_nb.__main__ import main
-from mlsysim_nb.submissions import scan
+from mlsysim_nb.course.submissions import scan
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -180,7 +180,7 @@ def test_a_fifo_is_reported_not_waited_on(tmp_path: Path) -> None:
 
 def test_a_huge_file_is_refused_unread(tmp_path: Path) -> None:
     """A notebook over the size limit is reported with its size, not loaded."""
-    from mlsysim_nb.submissions import LARGEST_NOTEBOOK
+    from mlsysim_nb.course.submissions import LARGEST_NOTEBOOK
 
     big = tmp_path / "big.ipynb"
     with big.open("wb") as stream:

@@ -1,6 +1,6 @@
 """Notebook hygiene: executed top to bottom, no errors, no noisy metadata.
 
-Usage: ``python scripts/check_notebooks.py notebooks`` (run by ``make lint``).
+Usage: ``python -m mlsysim_nb.course.hygiene notebooks`` (run by ``make lint``).
 Checks every ``*.ipynb`` under the given folders and exits 1 listing each
 problem: code cells not executed in order 1..n on a fresh kernel (nmaci's
 rule), error outputs, kernel-specific or widget-state metadata, and outputs
@@ -15,6 +15,10 @@ import re
 import sys
 from pathlib import Path
 from typing import Any
+
+from mlsysim_nb.course import cells
+
+__all__ = ["main", "problems"]
 
 ALLOWED_NOTEBOOK_METADATA = {"kernelspec", "language_info"}
 ALLOWED_CELL_METADATA = {"tags", "editable", "deletable", "jupyter", "nbgrader"}
@@ -42,7 +46,7 @@ def _outputs(index: int, cell: dict[str, Any]) -> list[str]:
 
 def problems(path: Path, *, fix: bool = False) -> list[str]:
     """Everything wrong with one notebook (and, with ``fix``, strip noisy metadata)."""
-    nb: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    nb = cells.read(path)
     out = _strip(nb.setdefault("metadata", {}), ALLOWED_NOTEBOOK_METADATA, "notebook", fix=fix)
     expected = 1
     for index, cell in enumerate(nb.get("cells", [])):
@@ -59,9 +63,12 @@ def problems(path: Path, *, fix: bool = False) -> list[str]:
     return out
 
 
+_SUMMARY = "Notebook hygiene: executed top to bottom, no errors, no noisy metadata."
+
+
 def main(argv: list[str] | None = None) -> int:
     """Check every notebook under the given folders; return 1 if any has a problem."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m mlsysim_nb.course.hygiene", description=_SUMMARY)
     parser.add_argument("folders", nargs="+", type=Path)
     parser.add_argument("--fix", action="store_true", help="strip noisy metadata in place")
     args = parser.parse_args(argv)

@@ -1,6 +1,6 @@
 """Count how many times each course notebook is executed while a command runs (``make test``, say).
 
-Usage: ``python scripts/count_notebook_runs.py -- make test`` (``make count-runs`` runs it on the test
+Usage: ``python -m mlsysim_nb.course.count_runs -- make test`` (``make count-runs`` runs it on the test
 command). Every IPython kernel that starts while the command runs (nbval's, nbgrader's autograder's,
 nbclient's, a kernel in another virtual environment) loads a startup file from a temporary
 ``IPYTHONDIR`` that appends the source of each cell it runs to a log of its own. Afterwards a kernel
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import subprocess
 import sys
@@ -22,7 +21,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from mlsysim_nb.course import cells
+from mlsysim_nb.course.repository import NOTEBOOKS, course_notebooks
+
+__all__ = ["STARTUP", "count", "main", "signatures"]
 
 STARTUP = """\
 import hashlib, os
@@ -45,16 +47,15 @@ def signatures(folder: Path) -> dict[str, list[str]]:
 
     Cells graded by nbgrader are left out: the release and a submission change them.
     """
-    cells: dict[str, list[str]] = {}
-    for path in sorted(folder.glob("[0-9][0-9]_*.ipynb")):
-        nb = json.loads(path.read_text(encoding="utf-8"))
-        cells[path.stem] = [
-            _digest("".join(c["source"]))
-            for c in nb["cells"]
-            if c["cell_type"] == "code" and "nbgrader" not in c["metadata"] and "".join(c["source"]).strip()
+    own: dict[str, list[str]] = {}
+    for path in course_notebooks(folder):
+        own[path.stem] = [
+            _digest(cells.source(c))
+            for c in cells.cells(path)
+            if c["cell_type"] == "code" and not cells.grading(c) and cells.source(c).strip()
         ]
-    seen = Counter(d for digests in cells.values() for d in set(digests))
-    return {name: [d for d in digests if seen[d] == 1] for name, digests in cells.items()}
+    seen = Counter(d for digests in own.values() for d in set(digests))
+    return {name: [d for d in digests if seen[d] == 1] for name, digests in own.items()}
 
 
 def count(log_dir: Path, folder: Path) -> dict[str, tuple[int, int]]:
@@ -67,9 +68,12 @@ def count(log_dir: Path, folder: Path) -> dict[str, tuple[int, int]]:
     }
 
 
+_SUMMARY = "Count how many times each course notebook is executed while a command runs (make test, say)."
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command with counting kernels; print each notebook's executions."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m mlsysim_nb.course.count_runs", description=_SUMMARY)
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the command to run, after --")
     args = parser.parse_args(argv)
     command = [c for c in args.command if c != "--"] or ["make", "test"]
@@ -82,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         start = time.monotonic()
         status = subprocess.run(command, env=env, check=False).returncode  # noqa: S603 - the user's own command
         elapsed = time.monotonic() - start
-        counts = count(log_dir, ROOT / "notebooks")
+        counts = count(log_dir, NOTEBOOKS)
         kernels = len(list(log_dir.glob("*.log")))
     print(f"\n{' '.join(command)}: exit {status}, {elapsed:.0f} s wall, {kernels} kernels started")
     print(f"{'notebook':<45} {'executions':>10} {'to the end':>10}")

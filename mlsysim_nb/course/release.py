@@ -1,6 +1,6 @@
 """Generate the student release of the course with nbgrader: one assignment per notebook.
 
-Usage: ``python scripts/make_assignments.py [COURSE_DIR] [--student DIR]`` (``make assignments``;
+Usage: ``python -m mlsysim_nb.course.release [COURSE_DIR] [--student DIR]`` (``make assignments``;
 default ``build/course``). Writes an nbgrader course directory: ``nbgrader_config.py`` (a copy of
 ``notebooks/nbgrader_config.py``), the instructor's ``source/<NN_name>/<NN_name>.ipynb`` (solutions
 included) and the generated ``release/<NN_name>/<NN_name>.ipynb`` (solutions, hidden tests, model
@@ -24,9 +24,24 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-COURSE_CONFIG = ROOT / "notebooks" / "nbgrader_config.py"
-STUDENT = ROOT / "student"
+from mlsysim_nb.answer_key import KEY_FILE
+from mlsysim_nb.course import cells
+from mlsysim_nb.course.key import write_key
+from mlsysim_nb.course.repository import COURSE_CONFIG, ROOT, course_notebooks
+
+__all__ = [
+    "SELF_STUDY",
+    "STUDENT_README",
+    "api",
+    "course_config",
+    "for_a_graded_class",
+    "generate",
+    "main",
+    "notebooks",
+    "write_course",
+    "write_student",
+]
+
 STUDENT_README = """\
 # The course, student version
 
@@ -42,14 +57,14 @@ copy the folder first, with `answer_key.json`.
 
 **Instructors:** this folder is for self-study. `answer_key.json` holds every autograded value in plain
 text, and the public repository and its Binder link hold this folder: a graded class gets nbgrader's release
-(`make assignments`) or a class copy without the key (`make_assignments.py ... --student DIR --graded`),
+(`make assignments`) or a class copy without the key
+(`python -m mlsysim_nb.course.release ... --student DIR --graded`),
 and the regrade (`python -m mlsysim_nb regrade`) gives the grades of record (see `docs/instructors.md`).
 """
 
 
-def notebooks(folder: Path = ROOT / "notebooks") -> list[Path]:
-    """Every course notebook ``NN_*.ipynb``, in course order."""
-    return sorted(folder.glob("[0-9][0-9]_*.ipynb"))
+#: every course notebook ``NN_*.ipynb``, in course order
+notebooks = course_notebooks
 
 
 def write_course(course: Path, sources: list[Path]) -> list[str]:
@@ -113,8 +128,6 @@ def write_student(course: Path, names: list[str], folder: Path, *, key: bool = T
         shutil.copy(course / "release" / name / f"{name}.ipynb", target)
         written.append(target)
     (folder / "README.md").write_text(STUDENT_README, encoding="utf-8")
-    from mlsysim_nb.answer_key import KEY_FILE, write_key
-
     if key:
         write_key(folder, [course / "source" / name / f"{name}.ipynb" for name in names])
     else:
@@ -134,16 +147,19 @@ def for_a_graded_class(course: Path, names: list[str]) -> None:
     """
     for name in names:
         path = course / "release" / name / f"{name}.ipynb"
-        notebook = json.loads(path.read_text(encoding="utf-8"))
-        kept = [c for c in notebook["cells"] if not "".join(c["source"]).startswith(SELF_STUDY)]
+        notebook = cells.read(path)
+        kept = [c for c in notebook["cells"] if not cells.source(c).startswith(SELF_STUDY)]
         if len(kept) != len(notebook["cells"]):
             notebook["cells"] = kept
             path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+_SUMMARY = "Generate the student release of the course with nbgrader: one assignment per notebook."
+
+
 def main(argv: list[str] | None = None) -> int:
     """Generate the release into the given course directory (default build/course)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m mlsysim_nb.course.release", description=_SUMMARY)
     parser.add_argument("course", nargs="?", type=Path, default=ROOT / "build" / "course")
     parser.add_argument("--student", type=Path, help="also copy the release into this folder (make student)")
     parser.add_argument(

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mlsysim_nb.course import cells
 from mlsysim_nb.files import UnreadableFileError, read_bytes
 
 __all__ = [
@@ -33,7 +34,6 @@ __all__ = [
     "LARGEST_NOTEBOOK",
     "Finding",
     "UnreadableSubmissionError",
-    "cell_source",
     "notebooks_under",
     "printable",
     "read_notebook",
@@ -124,22 +124,15 @@ def _check_shape(notebook: Any) -> None:
     for index, cell in enumerate(notebook["cells"]):
         if not isinstance(cell, dict):
             raise UnreadableSubmissionError(f"cell {index} is not an object")
-        meta = cell.get("metadata", {})
-        if not isinstance(meta, dict) or not isinstance(meta.get("nbgrader", {}), dict):
+        if not isinstance(cell.get("metadata", {}), dict) or not isinstance(cells.grading(cell), dict):
             raise UnreadableSubmissionError(f"the metadata of cell {index} is not an object")
-        if not isinstance(meta.get("nbgrader", {}).get("grade_id", ""), str):
+        if not isinstance(cells.grading(cell).get("grade_id", ""), str):
             raise UnreadableSubmissionError(f"the grade id of cell {index} is not text")
         source = cell.get("source", "")
         if not (isinstance(source, str) or (isinstance(source, list) and all(isinstance(s, str) for s in source))):
             raise UnreadableSubmissionError(f"the source of cell {index} is not text")
         if not isinstance(cell.get("cell_type", ""), str):
             raise UnreadableSubmissionError(f"the type of cell {index} is not text")
-
-
-def cell_source(cell: dict[str, Any]) -> str:
-    """A notebook cell's source as one string (nbformat stores it as a string or a list of lines)."""
-    src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else str(src)
 
 
 def _bound_names(node: ast.AST) -> Iterator[str]:
@@ -246,19 +239,17 @@ def scan_notebook(path: Path) -> list[Finding]:
     finding naming that cell.
     """
     try:
-        cells = read_notebook(Path(path))["cells"]
+        notebook_cells = read_notebook(Path(path))["cells"]
     except UnreadableSubmissionError as err:
         return [Finding(Path(path), -1, "", 0, f"cannot read the notebook: {err}")]
     found = []
-    for index, cell in enumerate(cells):
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        grade_id = str(meta.get("grade_id", ""))
+    for index, cell in enumerate(notebook_cells):
+        grade_id = cells.grade_id(cell)
+        code = cells.source(cell)
         try:
-            if cell.get("cell_type") != "code" or _is_visible_check(cell_source(cell)):
+            if cell.get("cell_type") != "code" or _is_visible_check(code):
                 continue
-            found += [
-                Finding(Path(path), index, grade_id, line, what) for line, what in _findings_in_code(cell_source(cell))
-            ]
+            found += [Finding(Path(path), index, grade_id, line, what) for line, what in _findings_in_code(code)]
         except (RecursionError, MemoryError) as err:
             found.append(
                 Finding(Path(path), index, grade_id, 0, f"cannot be read: nested too deeply ({type(err).__name__})")

@@ -11,8 +11,8 @@ has to give the right values.
 A submission is hostile input. Every submitted notebook is read (a regular file under a size limit, of the
 right shape) before the first kernel starts, so a submission that rewrites another's file changes nothing; an
 unreadable one is reported and skipped. Each runs in a temporary copy of its folder with a time budget, capped
-output and its process group ended afterwards (:mod:`mlsysim_nb.submission_kernel`), and its points are
-appended to the gradebook as soon as it is graded (:mod:`mlsysim_nb.gradebook`).
+output and its process group ended afterwards (:mod:`mlsysim_nb.course.submission_kernel`), and its points are
+appended to the gradebook as soon as it is graded (:mod:`mlsysim_nb.course.gradebook`).
 
 What it does not do is sandbox the kernel: like nbgrader's own autograde, a submission's code runs as the user
 who runs the regrade, and could read or write that user's files. Run both in a container that can read only the
@@ -35,9 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlsysim_nb.gradebook import Row
-from mlsysim_nb.submission_kernel import Limits, run_notebook
-from mlsysim_nb.submissions import UnreadableSubmissionError, cell_source, notebooks_under, printable, read_notebook
+from mlsysim_nb.course import cells
+from mlsysim_nb.course.gradebook import Row
+from mlsysim_nb.course.submission_kernel import Limits, run_notebook
+from mlsysim_nb.course.submissions import UnreadableSubmissionError, notebooks_under, printable, read_notebook
 
 __all__ = [
     "ItemResult",
@@ -50,7 +51,6 @@ __all__ = [
     "submission_answers",
 ]
 
-BEGIN, END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 _MARK = "<<answers>>"
 #: the cell appended to a submission: it prints its answers as plain data (its output is all that is read)
 _DUMP = f"""
@@ -130,13 +130,9 @@ def student_of(path: Path) -> str:
 def hidden_tests(source: Path) -> list[Hidden]:
     """The hidden test of every check cell of the instructor's notebook ``source``."""
     found = []
-    for cell in json.loads(Path(source).read_text(encoding="utf-8"))["cells"]:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        text = cell_source(cell)
-        if cell.get("cell_type") == "code" and meta.get("grade") and not meta.get("solution") and BEGIN in text:
-            code = text.split(BEGIN, 1)[1].split(END, 1)[0]
-            names = tuple(sorted(set(_ANSWER.findall(code)) | set(re.findall(r"\bmy_\w+\b", code))))
-            found.append(Hidden(meta["grade_id"], float(meta.get("points", 0)), code, names))
+    for test in cells.hidden_tests(source):
+        names = set(_ANSWER.findall(test.code)) | set(re.findall(r"\bmy_\w+\b", test.code))
+        found.append(Hidden(test.grade_id, test.points, test.code, tuple(sorted(names))))
     return found
 
 

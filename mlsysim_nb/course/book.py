@@ -1,12 +1,12 @@
 """Build the course as a static site (Sphinx, MyST-NB and sphinx-book-theme) from the notebooks' stored outputs.
 
-Usage: ``python scripts/build_book.py [OUT] [--solutions] [--jobs N]`` (``make book``: the student
+Usage: ``python -m mlsysim_nb.course.book [OUT] [--solutions] [--jobs N]`` (``make book``: the student
 version into ``build/book/``; ``make book-solutions``: the instructor's version into
 ``build/book-solutions/``). Nothing is executed: each chapter shows the outputs stored in
 ``notebooks/``, the ones nbval checks.
 
 The site's source is ``book/`` (``conf.py``, the pages, the stylesheet, the Sphinx extension). This
-script lays out a source folder beside OUT (``OUT-src``, generated anew at each build, never committed):
+module lays out a source folder beside OUT (``OUT-src``, generated anew at each build, never committed):
 
 * the pages of ``book/``, each naming the repository's root as a path relative to itself, so the README's
   introduction, its "Differences" section and the instructor's guide are included, not copied;
@@ -35,10 +35,24 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-BOOK = ROOT / "book"
-NOTEBOOKS = ROOT / "notebooks"
-COURSE_CONFIG = NOTEBOOKS / "nbgrader_config.py"
+from mlsysim_nb.course import cells
+from mlsysim_nb.course.repository import BOOK, COURSE_CONFIG, NOTEBOOKS, ROOT, course_notebooks
+
+__all__ = [
+    "INSTRUCTOR_PAGE",
+    "STUDENT_PAGE",
+    "binder_folder",
+    "binder_link",
+    "build",
+    "chapter",
+    "kind_pages",
+    "main",
+    "notebooks",
+    "prepare",
+    "repository",
+    "student_version",
+]
+
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 #: the placeholder a page of book/ writes for the repository's root, as a path relative to that page
 REPO_PLACEHOLDER = "{{repo}}"
@@ -47,8 +61,8 @@ BINDER_BADGE = re.compile(r"\(https://mybinder\.org/v2/gh/[^)\s]+\)")
 
 
 def notebooks(folder: Path = NOTEBOOKS) -> list[Path]:
-    """Every course notebook ``NN_*.ipynb``, in course order (the same glob as ``make student``)."""
-    return sorted(folder.glob("[0-9][0-9]_*.ipynb"))
+    """Every course notebook ``NN_*.ipynb``, in course order (the same list as ``make student``'s)."""
+    return course_notebooks(folder)
 
 
 def repository() -> str:
@@ -82,11 +96,6 @@ def _course_config() -> Any:
     return PyFileConfigLoader(COURSE_CONFIG.name, path=str(COURSE_CONFIG.parent)).load_config()
 
 
-def _grading(cell: Any) -> dict[str, Any]:
-    meta: dict[str, Any] = cell.get("metadata", {}).get("nbgrader", {})
-    return meta
-
-
 def student_version(nb: Any) -> Any:
     """The notebook as students get it, outputs kept except those of answer and graded check cells.
 
@@ -102,7 +111,7 @@ def student_version(nb: Any) -> Any:
     for step in (ClearSolutions, ClearHiddenTests, ClearMarkScheme):
         nb, resources = step(config=config).preprocess(nb, resources)
     for cell in nb.cells:
-        meta = _grading(cell)
+        meta = cells.grading(cell)
         if cell.cell_type == "code" and (meta.get("solution") or meta.get("grade")):
             cell.outputs = []
             cell.execution_count = None
@@ -260,9 +269,12 @@ def build(out: Path, *, solutions: bool = False, jobs: int = 2, quiet: bool = Tr
     return time.perf_counter() - start
 
 
+_SUMMARY = "Build the course as a static site (Sphinx, MyST-NB, sphinx-book-theme) from the notebooks' stored outputs."
+
+
 def main(argv: list[str] | None = None) -> int:
     """Build the student version (or the instructor's with --solutions)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m mlsysim_nb.course.book", description=_SUMMARY)
     parser.add_argument("out", nargs="?", type=Path)
     parser.add_argument("--solutions", action="store_true", help="the instructor's version (solutions kept)")
     parser.add_argument("--jobs", "-j", type=int, default=2)

@@ -1,6 +1,6 @@
 """Execute the course notebooks top to bottom on a fresh kernel and save their outputs in place.
 
-Usage: ``python scripts/execute_notebooks.py [notebooks/*.ipynb]`` (``make notebooks``).
+Usage: ``python -m mlsysim_nb.course.execute [notebooks/*.ipynb]`` (``make notebooks``).
 Run it after editing a notebook, then commit: nbval compares what it stored.
 Widget state is not stored (it is noise in the diff and GitHub cannot run it);
 each notebook shows the static repr of its scenario before any live panel.
@@ -14,6 +14,10 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+
+from mlsysim_nb.course.repository import NOTEBOOKS
+
+__all__ = ["execute", "main"]
 
 
 def execute(path: Path) -> None:
@@ -33,12 +37,15 @@ def execute(path: Path) -> None:
     nbformat.write(nb, path)
 
 
+_SUMMARY = "Execute the course notebooks top to bottom on a fresh kernel and save their outputs in place."
+
+
 def main(argv: list[str] | None = None) -> int:
     """Execute the given notebooks (default: every notebook in notebooks/)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m mlsysim_nb.course.execute", description=_SUMMARY)
     parser.add_argument("paths", nargs="*", type=Path)
     args = parser.parse_args(argv)
-    paths = args.paths or sorted(Path("notebooks").glob("*.ipynb"))
+    paths = args.paths or sorted(NOTEBOOKS.glob("*.ipynb"))
     for path in paths:
         print(f"executing {path}")
         execute(path)

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mlsysim_nb.course import cells
+
 __all__ = ["Limits", "Run", "run_notebook"]
 
 
@@ -65,15 +67,10 @@ def run_notebook(notebook: dict[str, Any], name: str, folder: Path | None, last_
     try:
         _copy_folder(folder, work, limits.folder_cap)
         (work / name).write_text(json.dumps(notebook), encoding="utf-8")
-        codes = [_source(c) for c in notebook["cells"] if c.get("cell_type") == "code"]
+        codes = [cells.source(c) for c in notebook["cells"] if c.get("cell_type") == "code"]
         return _run_in_kernel(work, [*codes, last_cell], limits)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-
-
-def _source(cell: dict[str, Any]) -> str:
-    src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else str(src)
 
 
 def _copy_folder(folder: Path | None, work: Path, cap: int) -> None:
