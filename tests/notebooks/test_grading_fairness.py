@@ -22,29 +22,22 @@ from typing import Any
 
 import pytest
 
+from mlsysim_nb.course import cells as nb
+from mlsysim_nb.course.cells import HIDDEN_TESTS, SOLUTION
 from tests.nbgrader_sandbox import jupyter_home, require_nbgrader
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-BEGIN, END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+BEGIN, END = HIDDEN_TESTS.begin, HIDDEN_TESTS.end
 # a number, an operator and another number: arithmetic written out (2**30, a unit's size, and "Eq. 8" aside)
 ARITHMETIC = re.compile(r"\d[\d.,]*(?:e[+-]?\d+)?\s*(?:[+\-*/×^]|\bx\b)\s*\(?\s*\d[\d.,]*(?:e[+-]?\d+)?(?![\w.])")
 
 
-def _source(cell: dict[str, Any]) -> str:
-    src = cell["source"]
-    return "".join(src) if isinstance(src, list) else src
+_source = nb.source
 
 
 def _graded_cells(path: Path) -> list[dict[str, Any]]:
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    return [
-        c
-        for c in cells
-        if c["cell_type"] == "code"
-        and c["metadata"].get("nbgrader", {}).get("grade")
-        and not c["metadata"]["nbgrader"].get("solution")
-    ]
+    return [c for c in nb.cells(path) if c["cell_type"] == "code" and nb.is_check(c)]
 
 
 def _parts(cell: dict[str, Any]) -> tuple[str, str]:
@@ -142,7 +135,7 @@ def _numbers(text: str) -> list[float]:
 
 def _question(path: Path, cell: dict[str, Any]) -> str:
     """The exercise's question: the markdown cell above its answer cell (above the prediction cell, if there is one)."""
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    cells = nb.cells(path)
     (index,) = [i for i, c in enumerate(cells) if c.get("id") == cell.get("id")]
     question = cells[index - 2]
     if question["cell_type"] == "code" and "predict(" in _source(question):
@@ -197,17 +190,16 @@ def _pasted(release: dict[str, Any], source: dict[str, Any], pick: int | None) -
     With ``pick=None``, each answer is the hidden test's expected expression instead, after the hidden lines
     that define it.
     """
-    hidden_by_id = {c["metadata"]["nbgrader"]["grade_id"]: _parts(c)[1] for c in source["cells"] if BEGIN in _source(c)}
+    hidden_by_id = {nb.grade_id(c): _parts(c)[1] for c in source["cells"] if nb.hidden_test(c) is not None}
     notebook = json.loads(json.dumps(release))
     cells = notebook["cells"]
     for index, cell in enumerate(cells):
-        meta = cell["metadata"].get("nbgrader", {})
-        if cell["cell_type"] != "code" or not meta.get("solution"):
+        if cell["cell_type"] != "code" or not nb.is_answer(cell):
             continue
         test = cells[index + 1]
-        name = meta["grade_id"]
+        name = nb.grade_id(cell)
         if pick is None:
-            tree = ast.parse(hidden_by_id[test["metadata"]["nbgrader"]["grade_id"]])
+            tree = ast.parse(hidden_by_id[nb.grade_id(test)])
             imports, block = tree.body  # the import of grading and require, then `with grading():`
             *setup, last = block.body  # type: ignore[attr-defined]
             call = last.value
@@ -271,23 +263,21 @@ def test_pasting_the_visible_checks_scores_no_more_than_a_blank_release(course: 
     root, _, source = course
     release = json.loads((root / "release" / source.stem / source.name).read_text(encoding="utf-8"))
     instructor = json.loads(source.read_text(encoding="utf-8"))
-    released_checks = [_source(c) for c in release["cells"] if c["metadata"].get("nbgrader", {}).get("locked")]
+    released_checks = [_source(c) for c in release["cells"] if nb.grading(c).get("locked")]
     released_checks = [t for t in released_checks if "check(answer_" in t]
     assert released_checks == [_parts(c)[0].rstrip("\n") for c in _graded_cells(source)]  # what students read
     blank = _score(course, "blank", release)
     assert blank == 0.0
     for pick in range(3):
         assert _score(course, f"pasted{pick}", _pasted(release, instructor, pick)) <= blank
-    points = sum(c["metadata"]["nbgrader"]["points"] for c in _graded_cells(source))
+    points = sum(nb.points(c) for c in _graded_cells(source))
     assert _score(course, "hidden", _pasted(release, instructor, None)) == points
 
 
 # -- predictions are committed, then explained; model answers live in solution regions ------------------------
 
 
-def _all_cells(path: Path) -> list[dict[str, Any]]:
-    cells: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    return cells
+_all_cells = nb.cells
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -305,20 +295,19 @@ def test_a_prediction_is_committed_then_explained(path: Path) -> None:
             assert _source(cell).splitlines()[0].endswith("(predict the change, then explain)")
             after = index + 1
             if cells[after]["cell_type"] == "code" and "predict(" in _source(cells[after]):
-                assert "nbgrader" not in cells[after]["metadata"], "the recorded prediction is not graded"
+                assert not nb.grading(cells[after]), "the recorded prediction is not graded"
                 after += 1
             answer, check, prompt, explanation = cells[after : after + 4]
-            assert answer["metadata"]["nbgrader"]["solution"]
-            assert check["metadata"]["nbgrader"]["grade"]
+            assert nb.is_answer(answer)
+            assert nb.is_check(check)
             assert "Commit to your prediction above first" in _source(prompt)
             assert "**Rubric.**" in _source(prompt)
             assert "variant(" not in _source(prompt), "the prompt gives no expression that computes the value"
-            meta = explanation["metadata"]["nbgrader"]
-            assert (meta["solution"], meta["grade"], meta["points"]) == (True, True, 1)
+            assert (nb.is_hand_graded(explanation), nb.points(explanation)) == (True, 1)
             text = _source(explanation)
-            assert text.startswith("### BEGIN SOLUTION\n**Model answer.**")
+            assert text.startswith(f"{SOLUTION.begin}\n**Model answer.**")
             assert "**Rubric.**" not in text, "the rubric is in the prompt, where students and graders read it"
-            assert text.endswith("### END SOLUTION")
+            assert text.endswith(SOLUTION.end)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -326,11 +315,10 @@ def test_every_hand_graded_answer_shows_its_rubric_above_it(path: Path) -> None:
     """Every answer graded by hand has its rubric in the visible cell above it, not in the stripped solution."""
     cells = _all_cells(path)
     for index, cell in enumerate(cells):
-        meta = cell["metadata"].get("nbgrader", {})
-        if cell["cell_type"] == "markdown" and meta.get("solution") and meta.get("grade"):
+        if cell["cell_type"] == "markdown" and nb.is_hand_graded(cell):
             above = _source(cells[index - 1])
-            assert "**Rubric.**" in above, f"{meta['grade_id']}: no rubric above the answer"
-            assert "**Rubric.**" not in _source(cell), f"{meta['grade_id']}: the rubric is inside the solution"
+            assert "**Rubric.**" in above, f"{nb.grade_id(cell)}: no rubric above the answer"
+            assert "**Rubric.**" not in _source(cell), f"{nb.grade_id(cell)}: the rubric is inside the solution"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -340,9 +328,9 @@ def test_model_answers_sit_inside_solution_regions(path: Path) -> None:
         text = _source(cell)
         if "Model answer" not in text:
             continue
-        assert cell["metadata"].get("nbgrader", {}).get("solution"), text[:80]
-        before, _, rest = text.partition("### BEGIN SOLUTION")
-        inside, _, after = rest.partition("### END SOLUTION")
+        assert nb.is_answer(cell), text[:80]
+        before, _, rest = text.partition(SOLUTION.begin)
+        inside, _, after = rest.partition(SOLUTION.end)
         assert "Model answer" in inside
         assert "Model answer" not in before + after
 
@@ -364,7 +352,7 @@ def test_no_visible_rubric_holds_an_autograded_answer(path: Path) -> None:
     answers = [a for a in answers if not (a == round(a) and abs(a) <= 12)]
     for cell in cells:
         text = _source(cell)
-        if cell["cell_type"] != "markdown" or "**Rubric.**" not in text or "### BEGIN SOLUTION" in text:
+        if cell["cell_type"] != "markdown" or "**Rubric.**" not in text or SOLUTION.begin in text:
             continue
         rubric = text[text.index("**Rubric.**") :]
         leaked = [n for n in _numbers(rubric) for a in answers if math.isclose(n, a, rel_tol=5e-3)]

@@ -13,32 +13,31 @@ from __future__ import annotations
 
 import ast
 import builtins
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from mlsysim_nb.course import cells as nb
+from mlsysim_nb.course.cells import HIDDEN_TESTS
+
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-BEGIN, END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+BEGIN, END = HIDDEN_TESTS.begin, HIDDEN_TESTS.end
 #: the names a check may read without binding them: its exercise's answers (``answer_N_M``, ``my_*``)
 ANSWER = re.compile(r"answer_\d+_\d+\w*|my_\w+")
 
 
-def _source(cell: dict[str, Any]) -> str:
-    src = cell["source"]
-    return "".join(src) if isinstance(src, list) else src
+_source = nb.source
 
 
 def _check_cells() -> list[tuple[str, dict[str, Any]]]:
     found = []
     for path in NOTEBOOKS:
-        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
-            meta = cell["metadata"].get("nbgrader", {})
-            if cell["cell_type"] == "code" and meta.get("grade") and not meta.get("solution"):
-                found.append((f"{path.name[:2]}-{meta['grade_id']}", cell))
+        for cell in nb.cells(path):
+            if cell["cell_type"] == "code" and nb.is_check(cell):
+                found.append((f"{path.name[:2]}-{nb.grade_id(cell)}", cell))
     return found
 
 

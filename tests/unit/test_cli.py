@@ -63,3 +63,16 @@ def test_list_names_every_scenario(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines] == [name for name, *_ in Scenarios.rows()]
+
+
+def test_help_lists_the_course_commands_and_hands_them_on(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--help`` lists scan-submissions and regrade; their own ``--help`` is the course's parser's (their options)."""
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    listed = capsys.readouterr().out
+    assert "scan-submissions" in listed and "regrade" in listed
+    with pytest.raises(SystemExit) as done:
+        main(["regrade", "--help"])
+    assert done.value.code == 0
+    assert "--nbgrader-db" in capsys.readouterr().out
