@@ -69,6 +69,19 @@ def test_the_package_proper_imports_no_notebook_or_grading_library() -> None:
     assert count >= 60  # the whole package was walked: the kinds, the model, the renderers, the exercises
 
 
+def test_no_module_outside_the_course_imports_them_even_on_use() -> None:
+    """No import statement of those libraries anywhere outside ``course/``, not even one inside a function."""
+    found = []
+    for path in sorted((ROOT / "mlsysim_nb").rglob("*.py")):
+        if "course" in path.relative_to(ROOT / "mlsysim_nb").parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            found += [f"{path.name}: {n}" for n in names if n.split(".")[0] in COURSE_ONLY]
+    assert found == []
+
+
 def test_the_blocker_would_catch_a_leak() -> None:
     """The same subprocess fails when a module it imports needs a blocked library (here the course's release)."""
     done = _python(BLOCKER.format(blocked=("nbgrader",)) + "import mlsysim_nb.course.release")
