@@ -18,7 +18,10 @@ from typing import Any
 __all__ = ["main"]
 
 #: the course's commands, parsed and run by :mod:`mlsysim_nb.course.commands` (the ``course`` extra)
-_COURSE_COMMANDS = ("scan-submissions", "regrade")
+_COURSE_COMMANDS = {
+    "scan-submissions": "flag submitted notebooks whose cells tamper with the grading (the course extra)",
+    "regrade": "the grade of record: regrade submissions outside their kernels (the course extra)",
+}
 
 _PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -134,8 +137,8 @@ def _run(argv: list[str] | None) -> int:
     show.add_argument("--html", metavar="FILE", type=_html_file, help="also write a standalone HTML page of its repr")
     show.add_argument("--no-chart", action="store_true", help="leave the chart out of the HTML page")
     sub.add_parser("list", help="list the named scenarios")
-    for command in _COURSE_COMMANDS:  # listed here; the course's own parser reads their arguments
-        sub.add_parser(command, help=f"the course's (its extra): {command} --help")
+    for command, summary in _COURSE_COMMANDS.items():  # listed here; the course's own parser reads their arguments
+        sub.add_parser(command, help=summary)
     args = parser.parse_args(argv)
     if args.command == "list":
         for name, kind, title, _ in Scenarios.rows():

@@ -15,13 +15,7 @@ from mlsysim_nb.course.gradebook import append_rows, write_nbgrader
 from mlsysim_nb.course.regrade import Limits, PackageChangedError, Regrade, regrade
 from mlsysim_nb.course.submissions import printable, scan
 
-__all__ = ["COMMANDS", "main"]
-
-#: the commands, with the one-line help ``python -m mlsysim_nb --help`` lists
-COMMANDS = {
-    "scan-submissions": "flag submitted notebooks whose cells tamper with the grading",
-    "regrade": "the grade of record: regrade submissions outside their kernels, against the hidden tests",
-}
+__all__ = ["main"]
 
 
 def _positive(unit: str) -> Callable[[str], float]:
@@ -45,11 +39,12 @@ _megabytes = _positive("MB")  # 10^6 bytes
 
 
 def _parser() -> argparse.ArgumentParser:
+    # the commands' one-line summaries are listed by ``python -m mlsysim_nb --help``
     parser = argparse.ArgumentParser(prog="python -m mlsysim_nb", description="The course's grading commands.")
     sub = parser.add_subparsers(dest="command", required=True)
-    scan_command = sub.add_parser("scan-submissions", help=COMMANDS["scan-submissions"])
+    scan_command = sub.add_parser("scan-submissions")
     scan_command.add_argument("paths", nargs="+", type=Path, help="notebooks or folders (e.g. nbgrader's submitted/)")
-    again = sub.add_parser("regrade", help=COMMANDS["regrade"])
+    again = sub.add_parser("regrade")
     again.add_argument("--source", type=Path, required=True, help="the instructor's notebook (notebooks/NN_name.ipynb)")
     again.add_argument("submissions", nargs="+", type=Path, help="submitted notebooks of that assignment, or folders")
     again.add_argument(
