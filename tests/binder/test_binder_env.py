@@ -24,6 +24,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from mlsysim_nb.course import cells as nb_cells
 from mlsysim_nb.course.student_version import problems
 from mlsysim_nb.measure import INSTALL_HINT
 from mlsysim_nb.measure.recorded import RECORDED_LABEL
@@ -173,6 +174,6 @@ def test_the_measurement_lab_runs_in_binder(wheel_installed: dict[str, Path]) ->
     assert "torch" not in _run([python, "-m", "pip", "list"], wheel_installed["base"]).stdout.lower()
     assert texts[0].splitlines() == [INSTALL_HINT, f"Until then, the cells below show measurements {RECORDED_LABEL}."]
     assert sum(RECORDED_LABEL in t for t in texts) >= 3
-    checks = [c for c in cells if c["metadata"].get("nbgrader", {}).get("grade")]
+    checks = [c for c in cells if nb_cells.grading(c).get("grade")]
     reminders = ["".join(o.get("text", "")) for c in checks for o in c["outputs"]]
     assert checks and all(r.startswith("Not answered yet") for r in reminders) and len(reminders) == len(checks)

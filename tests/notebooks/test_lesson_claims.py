@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from mlsysim_nb import Q_, Hardware, Scenarios, Workloads, explore, layers
+from mlsysim_nb.course import cells as nb
 
 ROOT = Path(__file__).resolve().parents[2]
 NB = {p.name[:2]: p for p in (ROOT / "notebooks").glob("*.ipynb")}
@@ -294,7 +295,7 @@ def test_07_panel_task_answer(key: str, largest: int) -> None:
 
 
 def _solution(number: str, grade_id: str) -> float:
-    (cell,) = [c for c in _cells(number) if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id]
+    (cell,) = [c for c in _cells(number) if nb.grade_id(c) == grade_id]
     namespace: dict[str, Any] = {}
     exec(_src(cell), namespace)  # noqa: S102 - our own notebook
     return float(namespace[grade_id])
@@ -478,6 +479,6 @@ def test_predict_the_change_records_the_prediction_before_the_answer() -> None:
     for number in ("01", "02", "03", "05", "07", "08", "09", "10", "11"):
         cells = _cells(number)
         heading = next(i for i, c in enumerate(cells) if "(predict the change" in _src(c).split("\n")[0])
-        answer = next(i for i in range(heading, len(cells)) if "nbgrader" in cells[i]["metadata"])
+        answer = next(i for i in range(heading, len(cells)) if nb.grading(cells[i]))
         between = [_src(c) for c in cells[heading + 1 : answer] if c["cell_type"] == "code"]
         assert len(between) == 1 and "predict(" in between[0], number

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from mlsysim_nb import ActivationMemoryScenario, Hardware, ParallelTrainingScenario, TrainingStateFitScenario, Workloads
+from mlsysim_nb.course import cells as nb
+from mlsysim_nb.course.cells import HIDDEN_TESTS
 from mlsysim_nb.kinds.parallel.cases import CASES as PARALLEL_CASES
 
 PATH = Path(__file__).resolve().parents[2] / "notebooks" / "09_how_gpt3_fits.ipynb"
@@ -130,8 +132,8 @@ def test_exercise_9_2_grades_the_memory_models_reading_of_full_recomputation() -
             require(wrong, split, unit="GB")
     question = next(_text(c) for c in _cells() if _text(c).startswith("### Exercise 9.2"))
     assert "as the memory model counts" in " ".join(question.split())
-    check_cell = next(_text(c) for c in _cells() if c["metadata"].get("nbgrader", {}).get("grade_id") == "check_9_2")
-    visible, hidden = check_cell.split("### BEGIN HIDDEN TESTS")
+    check_cell = next(c for c in _cells() if nb.grade_id(c) == "check_9_2")
+    visible, hidden = _text(check_cell).split(HIDDEN_TESTS.begin)
     assert "variant" not in visible  # the visible check never holds the expected values
     assert "accept=" not in hidden
     assert '_table3.variant(recompute="full").activations_per_device' in hidden
@@ -229,7 +231,7 @@ def test_exercise_kinds() -> None:
 
 def test_grade_ids_are_this_notebooks() -> None:
     """The nbgrader ids are unique and numbered 9.x, so they cannot clash with another notebook's."""
-    ids = [c["metadata"]["nbgrader"]["grade_id"] for c in _cells() if "nbgrader" in c["metadata"]]
+    ids = [nb.grade_id(c) for c in _cells() if nb.grading(c)]
     assert len(ids) == len(set(ids)) >= 9
     assert all(re.fullmatch(r"(answer|check|explain)_9_\d(_why)?", i) for i in ids), ids
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from mlsysim_nb import Scenarios
+from mlsysim_nb.course import cells as nb
 
 ROOT = Path(__file__).resolve().parents[2]
 MINE = ["05_activations", "06_activation_checkpointing", "08_checking_against_the_literature", "09_how_gpt3_fits"]
@@ -72,12 +73,8 @@ def test_the_overhead_is_taught_as_a_share_of_a_training_iteration() -> None:
 
 def test_exercise_6_3_uses_the_papers_equations() -> None:
     """Exercise 6.3 is graded on Eq. 8 / Eq. 7 - 1 for GPT-2 XL (v = 50,257): 532 tokens keep it within 5 %."""
-    check = next(
-        _text(c)
-        for c in _cells("06_activation_checkpointing")
-        if c["metadata"].get("nbgrader", {}).get("grade_id") == "check_6_3"
-    )
-    assert "_selective_overhead(_s, 1600, 48, 50257) <= 0.05" in check.split("### BEGIN HIDDEN TESTS")[1]
+    check = next(c for c in _cells("06_activation_checkpointing") if nb.grade_id(c) == "check_6_3")
+    assert "_selective_overhead(_s, 1600, 48, 50257) <= 0.05" in nb.hidden_test(check)
     assert round(_korthikanti_overhead(1024, 1600, 48, 50257), 5) == 0.09186
     assert _korthikanti_overhead(532, 1600, 48, 50257) <= 0.05 < _korthikanti_overhead(533, 1600, 48, 50257)
 
@@ -118,7 +115,7 @@ def test_llama_in_both_regimes() -> None:
     assert 34 + (mlp - 18) - 3 - 2 == attention + mlp + norms
     assert "$18\\,sbh$ besides its dropout mask" in _prose("05_activations")
     answer = next(
-        _text(c) for c in _cells("05_activations") if c["metadata"].get("nbgrader", {}).get("grade_id") == "explain_5_5"
+        _text(c) for c in _cells("05_activations") if nb.grade_id(c) == "explain_5_5"
     )
     assert "34 to 41 $sbh$ against the memory model's 34" in answer
     assert (

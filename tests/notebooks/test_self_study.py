@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from mlsysim_nb.course import cells as nb_cells
+
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 REPOSITORY = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]["Repository"]
@@ -40,7 +42,7 @@ def _run_first_notebook(folder: Path, answers: dict[str, str], *, key: bool) -> 
     source = ROOT / "notebooks" / "01_where_memory_goes.ipynb"
     notebook = nbformat.read(ROOT / "student" / source.name, as_version=4)
     for cell in notebook.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        grade_id = nb_cells.grade_id(cell)
         if grade_id in answers:
             cell.source = answers[grade_id]
     if key:
@@ -52,7 +54,7 @@ def _run_first_notebook(folder: Path, answers: dict[str, str], *, key: bool) -> 
 
 
 def _printed(cells: list[dict], grade_id: str) -> str:
-    (cell,) = [c for c in cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
+    (cell,) = [c for c in cells if nb_cells.grade_id(c) == grade_id]
     return "".join(o.get("text", "") for o in cell.outputs)
 
 
