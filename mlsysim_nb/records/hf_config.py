@@ -20,6 +20,7 @@ subclass's overridden ``get`` or ``__getitem__`` is never called.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -79,13 +80,6 @@ _KEYS = {
               "attention_dropout": "attention_dropout", "tied_embeddings": "tie_word_embeddings",
               "sliding_window": "sliding_window", "experts": "num_local_experts",
               "experts_per_token": "num_experts_per_tok"},
-}  # fmt: skip
-#: The layer table's names of the workload's fields, so that its refusals name the key too.
-_ARCHITECTURE_FIELDS = {
-    "hidden": "hidden_dim", "heads": "heads", "kv_heads": "kv_heads", "head_dim": "head_dim", "ffn": "ffn_dim",
-    "vocab": "vocab_size", "max_positions": "context_length", "experts": "experts",
-    "experts_per_token": "experts_per_token", "activation": "activation", "tied": "tied_embeddings",
-    "attention_dropout": "attention_dropout", "hidden_dropout": "hidden_dropout",
 }  # fmt: skip
 #: The JSON value types a key may hold, exactly (a subclass's methods are never called).
 _JSON_TYPES = (dict, list, str, int, float, bool, type(None))
@@ -338,7 +332,7 @@ def translated(model_type: str) -> Iterator[None]:
     except FieldError as error:
         if error.owner == _OWNER:
             raise
-        field = _ARCHITECTURE_FIELDS.get(error.field, error.field) if error.owner == "Architecture" else error.field
+        field = error.field  # the layer table's fields are the workload's, by the same names
         key = keys.get(field)
         where = _where(key, field) if key else f"config (the workload's {field})"
         raise FieldError(_OWNER, where, error.reason) from error
@@ -346,10 +340,5 @@ def translated(model_type: str) -> Iterator[None]:
 
 def _architecture(f: dict[str, Any]) -> Architecture:
     """The fields' architecture, for the parameter count (the workload checks them again when built)."""
-    return Architecture(
-        hidden=f["hidden_dim"], heads=f["heads"], kv_heads=f.get("kv_heads"), head_dim=f.get("head_dim"),
-        ffn=f["ffn_dim"], mlp=f.get("mlp", "plain"), activation=f["activation"], norm=f.get("norm", "layernorm"),
-        vocab=f["vocab_size"], tied=f["tied_embeddings"], experts=f.get("experts", 0),
-        experts_per_token=f.get("experts_per_token", 1), bias=f.get("bias", "all"),
-        positions=f["positions"], max_positions=f.get("context_length"),
-    )  # fmt: skip
+    names = {field.name for field in dataclasses.fields(Architecture)}
+    return Architecture(**{k: v for k, v in f.items() if k in names})

@@ -233,15 +233,12 @@ class Workload(RichRepr):
                 raise FieldError("Workload", name, "is needed for the layer's architecture; give it")
         assert self.hidden_dim is not None  # noqa: S101 - checked just above
         assert self.heads is not None  # noqa: S101 - checked just above
-        return Architecture(
-            hidden=self.hidden_dim, heads=self.heads, kv_heads=None if reference else self.kv_heads,
-            head_dim=self.head_dim, ffn=self.ffn_dim, mlp=self.mlp, activation=self.activation, norm=self.norm,
-            attention_dropout=self.attention_dropout, hidden_dropout=self.hidden_dropout, vocab=self.vocab_size,
-            tied=self.tied_embeddings, experts=self.experts or 0, experts_per_token=self.experts_per_token or 1,
-            shared_experts=self.shared_experts, bias=self.bias, positions=self.positions,
-            max_positions=self.context_length, model_type=self.model_type, layers=self.layers,
-            sliding_window=self.sliding_window, pattern=self.pattern,
-        )  # fmt: skip
+        shared = {f.name: getattr(self, f.name) for f in dataclasses.fields(Architecture)}
+        # the layer table counts no experts as 0 of them, each token using 1 (the workload: None, not stated)
+        shared |= {"experts": self.experts or 0, "experts_per_token": self.experts_per_token or 1}
+        if reference:
+            shared["kv_heads"] = None
+        return Architecture(**shared)
 
     @classmethod
     def from_hf_config(cls, config: Any, *, name: str | None = None, source: str = "") -> Workload:

@@ -55,7 +55,7 @@ _TOY = """
     MIXER = Toy()
 """
 
-_SHAPE = {"hidden": 64, "heads": 4, "kv_heads": 2, "vocab": 100, "layers": 4}
+_SHAPE = {"hidden_dim": 64, "heads": 4, "kv_heads": 2, "vocab_size": 100, "layers": 4}
 
 
 @pytest.fixture(scope="module")

@@ -81,8 +81,8 @@ class Attention(Mixer):
             raise FieldError("Architecture", "heads", "is needed by an attention layer; give the attention heads")
         if arch.heads % arch.kv:
             raise FieldError("Architecture", "kv_heads", f"must divide heads ({arch.heads}), got {arch.kv}")
-        if arch.head_dim is None and arch.hidden % arch.heads:
-            msg = f"must divide hidden ({arch.hidden}) unless head_dim is given, got {arch.heads}"
+        if arch.head_dim is None and arch.hidden_dim % arch.heads:
+            msg = f"must divide hidden_dim ({arch.hidden_dim}) unless head_dim is given, got {arch.heads}"
             raise FieldError("Architecture", "heads", msg)
 
     def weights(self, arch: Architecture) -> tuple[Weight, ...]:
