@@ -30,8 +30,8 @@ from typing import Any
 from mlsysim_nb.errors import FieldError, show_number
 from mlsysim_nb.files import UnreadableFileError, read_bytes
 from mlsysim_nb.layers.architecture import Architecture
+from mlsysim_nb.layers.transformers import MODEL_TYPES
 from mlsysim_nb.layers.weights import parameter_count
-from mlsysim_nb.records.architecture_checks import ARCHITECTURE_LIMITS, MODEL_TYPES, SHAPE_LIMITS
 
 __all__ = ["CAUSAL_LM", "MAX_CONFIG_BYTES", "read_hf_config", "translated"]
 
@@ -40,13 +40,6 @@ _OWNER = "Workload.from_hf_config"
 MAX_CONFIG_BYTES = 1 << 20
 #: The most keys a configuration may hold (published ones hold under a hundred).
 _MAX_KEYS = 10_000
-#: The largest shape a workload accepts (its own checks), read here before the parameters are counted.
-_BOUNDS = {
-    **SHAPE_LIMITS,
-    **ARCHITECTURE_LIMITS,
-    "sliding_window": SHAPE_LIMITS["context_length"],
-    "experts_per_token": ARCHITECTURE_LIMITS["experts"],
-}
 #: Families whose attention caches a compressed latent (DeepSeek-V2's multi-head latent attention)
 _LATENT_ATTENTION = ("deepseek_v2", "deepseek_v3")
 #: The one model class of each family the layer table describes: its causal language model.
@@ -158,9 +151,10 @@ def _shown(value: Any) -> str:
 class _Reader:
     """Reads one family's keys from a plain configuration, each by its rule, refusing by the key's name."""
 
-    def __init__(self, c: dict[str, Any], keys: dict[str, str]) -> None:
+    def __init__(self, c: dict[str, Any], keys: dict[str, str], bounds: dict[str, int]) -> None:
         self.c = c
         self.fields = {key: field for field, key in keys.items()}
+        self.bounds = bounds
 
     def _get(self, key: str, default: Any, *, nullable: bool) -> Any:
         """The key's JSON value, or ``default`` where the file leaves it out (transformers' own default)."""
@@ -182,7 +176,7 @@ class _Reader:
             raise FieldError(_OWNER, where, f"must be a whole number (a JSON integer), got {_shown(value)}")
         if value < 1:
             raise FieldError(_OWNER, where, f"must be a whole number of at least 1, got {_shown(value)}")
-        limit = _BOUNDS[self.fields[key]]
+        limit = self.bounds[self.fields[key]]
         if value > limit:
             raise FieldError(_OWNER, where, f"must be at most {limit:,}, got {show_number(value)}")
         return value
@@ -299,8 +293,11 @@ def _model_type(c: dict[str, Any]) -> str:
     return str(model_type)
 
 
-def read_hf_config(config: Any, *, name: str | None = None, source: str = "") -> dict[str, Any]:
+def read_hf_config(config: Any, *, bounds: dict[str, int], name: str | None = None, source: str = "") -> dict[str, Any]:
     """The keyword arguments of a :class:`~mlsysim_nb.records.workloads.Workload` read from ``config``.
+
+    ``bounds``: the largest value of each whole-number field, the workload's own (its knobs), read here before
+    the parameters are counted.
 
     ``active_parameters`` is among them only for a mixture of experts (a dense model's is its ``parameters``,
     derived again by the workload when they change).
@@ -309,7 +306,7 @@ def read_hf_config(config: Any, *, name: str | None = None, source: str = "") ->
     model_type = _model_type(c)
     _refuse(model_type, c)
     keys = _KEYS["gpt2" if model_type == "gpt2" else "llama"]
-    reader = _Reader(c, keys)
+    reader = _Reader(c, keys, bounds)
     fields = _gpt2(reader) if model_type == "gpt2" else _llama(model_type, reader)
     fields["model_type"] = model_type
     with translated(model_type):
