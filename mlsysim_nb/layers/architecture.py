@@ -146,6 +146,11 @@ class Architecture:
         return self.experts > 0
 
     def layer_counts(self) -> tuple[tuple[Layer, int], ...]:
+        """Each kind of layer and how many of the model's layers are of it (see :attr:`_counts`)."""
+        return self._counts
+
+    @functools.cached_property
+    def _counts(self) -> tuple[tuple[Layer, int], ...]:
         """Each kind of layer and how many of the model's layers are of it, in the order the pattern first gives them.
 
         The pattern repeats over ``layers`` (a pattern as long as the model lists every layer); no pattern: every

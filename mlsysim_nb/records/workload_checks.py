@@ -7,6 +7,7 @@ between fields (the experts' k of E, the layers' pattern) are here too.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -24,13 +25,44 @@ _PROBABILITIES = frozenset({"attention_dropout", "hidden_dropout"})
 
 def check_field(owner: str, name: str, declaration: Knob, value: Any) -> Any:
     """``value`` checked by the field's knob: its bounds, its choices, as every scenario's field is checked."""
+    if _plainly_within(declaration, value):
+        return value
     if name in _PROBABILITIES:
         return _probability(owner, name, value, declaration)
-    if declaration.kind == "choice" and all(isinstance(v, bool) for _, v in declaration.choices):
+    if declaration.kind == "choice" and _yes_or_no(declaration):
         if not isinstance(value, bool):
             raise FieldError(owner, name, f"must be True or False, got {value!r}")
         return value
     return declaration.check(owner, name, value)[0]
+
+
+def _plainly_within(declaration: Knob, value: Any) -> bool:
+    """Whether ``value`` is a plain int, text or None the knob accepts as it is (most are; the rest go the long way)."""
+    if value is None:
+        return declaration.optional
+    if declaration.kind == "count":
+        high = declaration.high
+        return type(value) is int and declaration.low <= value and (high is None or value <= high)
+    if declaration.kind == "choice":
+        return (
+            type(value) in (str, bool) and value in _allowed(declaration) and type(value) is _choice_type(declaration)
+        )
+    return False
+
+
+@functools.cache
+def _allowed(declaration: Knob) -> frozenset[Any]:
+    return frozenset(v for _, v in declaration.choices)
+
+
+@functools.cache
+def _choice_type(declaration: Knob) -> type:
+    return type(declaration.choices[0][1])
+
+
+@functools.cache
+def _yes_or_no(declaration: Knob) -> bool:
+    return all(isinstance(v, bool) for _, v in declaration.choices)
 
 
 def _probability(owner: str, name: str, value: Any, declaration: Knob) -> float:

@@ -172,6 +172,8 @@ class Workload(RichRepr):
     source: str = field(default="", compare=False)
     #: ``active_parameters`` as given (``None``: derived from ``parameters``), what ``variant()`` carries over
     _given_active: Any = field(default=None, init=False, repr=False, compare=False)
+    #: The architectures built from this (frozen) workload, by ``reference``: built once, read by every kind
+    _architectures: dict[bool, Architecture] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         owner = "Workload"
@@ -277,11 +279,16 @@ class Workload(RichRepr):
         >>> Workloads.LLAMA3_8B.architecture().kv, Workloads.LLAMA3_8B.architecture(reference=True).kv
         (8, 32)
         """
-        for name in ("hidden_dim", "heads"):
+        attention = not self.pattern or any(layer.mixer == "attention" for layer in self.pattern)
+        for name in ("hidden_dim", "heads") if attention else ("hidden_dim",):  # heads only where a layer attends
             if getattr(self, name) is None:
                 raise FieldError("Workload", name, "is needed for the layer's architecture; give it")
-        assert self.hidden_dim is not None  # noqa: S101 - checked just above
-        assert self.heads is not None  # noqa: S101 - checked just above
+        found = self._architectures.get(reference)
+        if found is None:
+            found = self._architectures[reference] = self._build_architecture(reference=reference)
+        return found
+
+    def _build_architecture(self, *, reference: bool) -> Architecture:
         shared = {f.name: getattr(self, f.name) for f in dataclasses.fields(Architecture)}
         # the layer table counts no experts as 0 of them, each token using 1 (the workload: None, not stated)
         shared |= {"experts": self.experts or 0, "experts_per_token": self.experts_per_token or 1}
@@ -351,6 +358,8 @@ _DERIVED: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 
 def _is_scalar(value: Any) -> bool:
     """Whether ``value`` (or a quantity's magnitude) is one value, not a list, tuple or array."""
+    if value is None or type(value) in (int, float, str, bool):
+        return True
     magnitude = getattr(value, "magnitude", value)
     if isinstance(magnitude, (list, tuple, set, frozenset, dict, range)):
         return False

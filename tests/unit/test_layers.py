@@ -226,3 +226,20 @@ def test_an_architecture_that_cannot_exist_is_refused(changes: dict[str, object]
 
     with pytest.raises(FieldError, match=rf"Architecture\.{field}: "):
         dataclasses.replace(layers.Architecture(hidden_dim=64, heads=8), **changes)  # type: ignore[arg-type]
+
+
+def test_a_pattern_repeats_over_the_layers() -> None:
+    """Five local layers then one global, over 62 layers: indices 5, 11, ..., 59 are global (10), the rest local (52)."""
+    local, whole = layers.Layer("attention", 1024), layers.Layer("attention")
+    arch = layers.Architecture(hidden_dim=64, heads=4, layers=62, pattern=(local,) * 5 + (whole,))
+    assert arch.layer_counts() == ((local, 52), (whole, 10))
+    assert layers.Architecture(hidden_dim=64, heads=4, layers=3).layer_counts() == ((layers.Layer("attention"), 3),)
+
+
+def test_a_layer_without_heads_needs_none() -> None:
+    """Dims of a layer without heads hold a = kv = d = 1; an attention layer refuses to be built without its heads."""
+    from mlsysim_nb.errors import FieldError
+
+    assert layers.Dims(s=8, b=1, h=64).size(("s", "b", "a", "kv", "d")) == 8
+    with pytest.raises(FieldError, match=r"Architecture\.heads: is needed by an attention layer"):
+        layers.Architecture(hidden_dim=64)

@@ -10,6 +10,7 @@ reads of the layer table in :mod:`mlsysim_nb.kinds.inference.table`, its named c
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -20,7 +21,7 @@ from mlsysim_nb.errors import FieldError
 from mlsysim_nb.kinds.inference.physics import EQUATIONS
 from mlsysim_nb.kinds.inference.table import parameter_groups
 from mlsysim_nb.kinds.inference.view import InferenceView, notes
-from mlsysim_nb.layers import cache_values, tensor_parallel_refusal
+from mlsysim_nb.layers import Architecture, CacheValues, cache_values, tensor_parallel_refusal
 from mlsysim_nb.model.changes import changed_fields
 from mlsysim_nb.model.equations import Equations
 from mlsysim_nb.model.knob import CONTEXT_WINDOW, declared_knobs, knob, record
@@ -47,6 +48,12 @@ _RESERVE_HELP = (
     "share of each device's memory the engine keeps out of weights and cache (activations, workspaces, CUDA "
     "context); 0.1 is what vLLM's default gpu_memory_utilization = 0.9 leaves"
 )
+
+
+@functools.lru_cache(maxsize=256)
+def _cache_values(arch: Architecture, tensor_parallel: int) -> CacheValues:
+    """The layer table's cache values under vLLM's split, once per architecture and t (a sweep's t: each call)."""
+    return cache_values(arch, tensor_parallel=tensor_parallel, engine="vllm")
 
 
 def _first(values: Any, bad: Any) -> Any:
@@ -197,7 +204,9 @@ class InferenceMemoryScenario(InferenceView, Scenario):
 
     def _cache(self, o: str, w: Workload, env: dict[str, Any]) -> Any:
         """Values per token of every layer's cache rows on one device (vLLM's split), from the layer table."""
-        found = cache_values(w.architecture(), tensor_parallel=env["tensor_parallel"], engine="vllm")
+        t = env["tensor_parallel"]
+        found = _cache_values(w.architecture(), int(t)) if np.ndim(t) == 0 else (
+            cache_values(w.architecture(), tensor_parallel=t, engine="vllm"))  # fmt: skip
         windows = {window for window, _ in found.per_token}
         if windows - {w.sliding_window} or np.any(found.per_sequence):
             msg = (
