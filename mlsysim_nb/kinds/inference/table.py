@@ -18,6 +18,7 @@ When the embeddings are tied, the table is the output layer too, which every ste
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -35,9 +36,11 @@ _LOOKUPS = frozenset({"embedding", "positions"})
 
 @lru_cache(maxsize=256)
 def _groups(arch: Architecture, layer_count: int) -> tuple[int, int, int, int, int]:
+    arch = replace(arch, layers=layer_count)
     dims = arch.dims(1, 1)
     replicated = kv_projection = experts = lookup_split = lookup_replicated = 0
-    for rows, times in ((layers.layer_weights(arch), layer_count), (layers.model_weights(arch), 1)):
+    every = [(layers.layer_weights(arch, layer), count) for layer, count in arch.layer_counts()]
+    for rows, times in (*every, (layers.model_weights(arch), 1)):
         for row in rows:
             count = row.parameters(dims) * times
             split = bool(_SPLIT_AXES & set(row.shape))
@@ -47,7 +50,7 @@ def _groups(arch: Architecture, layer_count: int) -> tuple[int, int, int, int, i
                 replicated += count
             if row.per_expert:
                 experts += count
-            if times == 1 and row.key in _LOOKUPS and not (row.key == "embedding" and arch.tied):
+            if times == 1 and row.key in _LOOKUPS and not (row.key == "embedding" and arch.tied_embeddings):
                 if split:
                     lookup_split += count
                 else:
