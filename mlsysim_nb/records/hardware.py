@@ -289,8 +289,20 @@ def _refuse_clashes(
         names[_same_name(node.name)] = key
 
 
+#: The repository's root in a clone (the folder above the package); an installed package has no catalog there.
+_CLONE_ROOT = Path(__file__).resolve().parents[2]
+
+
 def _data_dir() -> Path:
-    """The shipped catalog: ``mlsysim_nb/records/data/hardware/``, one TOML file per vendor (read like ``static/``)."""
+    """The shipped catalog, one TOML file per vendor: the repository's top-level ``hardware/`` in a clone.
+
+    In a clone (a ``pyproject.toml`` beside the package, editable installs included) the catalog is read from
+    ``hardware/`` at the top level, where a contributor edits it; the wheel carries the same files inside the
+    package, as ``mlsysim_nb/records/data/hardware/`` (``pyproject.toml``'s ``force-include``).
+    """
+    clone = _CLONE_ROOT / "hardware"
+    if (_CLONE_ROOT / "pyproject.toml").is_file() and clone.is_dir():
+        return clone
     return Path(str(resources.files("mlsysim_nb.records") / "data" / "hardware"))
 
 

@@ -125,7 +125,7 @@ def test_hardware_node_direct() -> None:
 
 
 def test_data_files_ship_in_wheel(tmp_path: Path) -> None:
-    """The built wheel contains the hardware TOML files."""
+    """The built wheel carries the top-level ``hardware/`` folder, byte for byte, inside the package."""
     import subprocess
     import sys
     import zipfile
@@ -150,10 +150,23 @@ def test_data_files_ship_in_wheel(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     wheel = next(tmp_path.glob("mlsysim_nb-*.whl"))
-    names = zipfile.ZipFile(wheel).namelist()
-    for vendor in ("nvidia", "amd", "intel", "google"):
-        assert f"mlsysim_nb/records/data/hardware/{vendor}.toml" in names
+    archive = zipfile.ZipFile(wheel)
+    names = archive.namelist()
+    shipped = sorted(p.name for p in (repo / "hardware").iterdir())
+    assert shipped == ["README.md", "amd.toml", "google.toml", "intel.toml", "nvidia.toml"]
+    for name in shipped:
+        packed = archive.read(f"mlsysim_nb/records/data/hardware/{name}")
+        assert packed == (repo / "hardware" / name).read_bytes()
     assert "mlsysim_nb/units.txt" in names
+
+
+def test_a_clone_reads_the_top_level_catalog() -> None:
+    """In a clone the catalog is read from ``hardware/`` at the top level; the package holds no second copy."""
+    from mlsysim_nb.records.hardware import _data_dir
+
+    repo = Path(__file__).resolve().parents[2]
+    assert _data_dir() == repo / "hardware"
+    assert not (repo / "mlsysim_nb" / "records" / "data" / "hardware").exists()
 
 
 def _capacity_number(text: str) -> tuple[float, str]:
