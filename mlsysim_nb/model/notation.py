@@ -52,14 +52,33 @@ def merge(sources: Iterable[tuple[str, Mapping[str, Quantity]]]) -> Mapping[str,
     return MappingProxyType(out)
 
 
-#: The numbers a scenario reads from its records: the workload's shape and the device's memory.
-RECORD_QUANTITIES: Mapping[str, Quantity] = MappingProxyType({
+#: The numbers a scenario reads from the workload (its shape).
+_WORKLOAD_QUANTITIES: Mapping[str, Quantity] = MappingProxyType({
     "parameters": quantity("P", "", "model parameters"),
     "layers": quantity("L", "", "layers"),
     "hidden_dim": quantity("h", "", "hidden width"),
     "heads": quantity("a", "", "attention heads"),
     "kv_heads": quantity("a_kv", "", "key/value heads"),
     "context_length": quantity("s_ctx", "", "workload context length"),
-    "capacity": quantity("C_mem", "byte", "device memory capacity"),
-    "bandwidth": quantity("BW_mem", "byte/second", "device memory bandwidth"),
 })  # fmt: skip
+
+#: The numbers a scenario reads from its records: the workload's shape and the device's memory, whose rows
+#: are its fields' knobs (``Memory.capacity``: C_mem). Built on first use, since the records import this module.
+RECORD_QUANTITIES: Mapping[str, Quantity]
+
+
+def _record_quantities() -> Mapping[str, Quantity]:
+    from mlsysim_nb.model.knob import knobs
+    from mlsysim_nb.records.hardware import Memory
+
+    device = {name: k.quantity(name) for name, k in knobs(Memory).items() if k.symbol}
+    return MappingProxyType({**_WORKLOAD_QUANTITIES, **device})
+
+
+def __getattr__(name: str) -> Mapping[str, Quantity]:
+    if name == "RECORD_QUANTITIES":
+        table = _record_quantities()
+        globals()[name] = table
+        return table
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)

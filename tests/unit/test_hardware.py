@@ -242,8 +242,8 @@ def test_not_utf8_names_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("vendor", 3), ("source", None), ("note", ["a"]), ("key", 1.5), ("capacity_label", 80), ("release_year", "2022"),
-     ("release_year", True), ("release_year", 22.0)],
+    [("vendor", 3), ("source", None), ("note", ["a"]), ("key", 1.5), ("capacity_label", 80), ("release_year", 1850),
+     ("release_year", True), ("release_year", 22.0), ("release_year", 2101)],
 )  # fmt: skip
 def test_text_fields_reject_wrong_types(field: str, value: object) -> None:
     """Text fields and release_year refuse values that a repr could not show, naming the field."""
@@ -252,6 +252,45 @@ def test_text_fields_reject_wrong_types(field: str, value: object) -> None:
     with pytest.raises(FieldError, match=rf"HardwareNode\.{field}: must be") as info:
         HardwareNode(name="n", memory=Memory(Q_(1, "GB"), 1e9), **{field: value})  # type: ignore[arg-type]
     assert info.value.field == field
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("", "must be a non-empty string, got ''"),
+        (None, "must be a string, got NoneType None"),
+        (3, "must be a string, got int 3"),
+    ],
+)
+def test_a_name_is_a_non_empty_string(value: object, reason: str) -> None:
+    """The name shown in tables is a string with at least one character; the message names the field and the rule."""
+    from mlsysim_nb import FieldError, Memory
+
+    with pytest.raises(FieldError, match=rf"HardwareNode\.name: {reason}$"):
+        HardwareNode(name=value, memory=Memory(Q_(1, "GB"), 1e9))  # type: ignore[arg-type]
+
+
+def test_a_year_in_a_file_may_be_typed_text(tmp_path: Path) -> None:
+    """release_year reads like every count (typed text "2022" is 2022); a year out of 1990..2100 names the key."""
+    assert load_hardware(_write(tmp_path, GOOD + 'release_year = "2022"\n'))["MY_GPU"].release_year == 2022
+    with pytest.raises(HardwareFileError, match="at most 2,100") as info:
+        load_hardware(_write(tmp_path, GOOD + "release_year = 2202\n"))
+    assert info.value.key == "release_year"
+
+
+def test_records_declare_each_field_with_a_knob() -> None:
+    """Every init field of Memory and HardwareNode but the memory record is a knob; their checks are the knobs'."""
+    import dataclasses
+
+    from mlsysim_nb import Memory
+    from mlsysim_nb.model.knob import knobs
+
+    for cls, record_fields in ((Memory, set()), (HardwareNode, {"memory"})):
+        init = {f.name for f in dataclasses.fields(cls) if f.init}
+        assert set(knobs(cls)) == init - record_fields
+    capacity = knobs(Memory)["capacity"]
+    assert (capacity.unit, capacity.least, capacity.high) == ("byte", 1024.0, 1e16)
+    assert capacity.symbol == "C_mem"
 
 
 def test_driver_capacity_must_be_information() -> None:
