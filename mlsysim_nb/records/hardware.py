@@ -16,6 +16,7 @@ from typing import Any
 from mlsysim_nb.errors import FieldError, HardwareFileError, show_number
 from mlsysim_nb.files import UnreadableFileError, as_path, read_text, require_directory
 from mlsysim_nb.model.knob import knob, knobs, record
+from mlsysim_nb.model.notation import RECORD_QUANTITIES, written
 from mlsysim_nb.model.text import is_number_text
 from mlsysim_nb.render.display import RichRepr
 
@@ -34,19 +35,9 @@ MAX_FILE_BYTES = 2**20
 #: The physical range of each hardware figure, in its base unit (bytes, bytes per second, FLOP per second),
 #: and in words. Wide enough for a microcontroller's SRAM and a wafer-scale engine (Cerebras WSE-3: 44 GB of
 #: SRAM at 21 PB/s, 125 PFLOPS), narrow enough that every share, time and chart stays finite and readable.
-_CAPACITY_RANGE: dict[str, Any] = {"unit": "byte", "least": 2.0**10, "high": 1e16, "rule": "from 1 KiB to 10 PB"}
-_BANDWIDTH_RANGE: dict[str, Any] = {
-    "unit": "byte/second",
-    "least": 1e3,
-    "high": 1e17,
-    "rule": "from 1 kB/s to 100 PB/s",
-}
-_FLOPS_RANGE: dict[str, Any] = {
-    "unit": "FLOP/second",
-    "least": 1e3,
-    "high": 1e19,
-    "rule": "from 1 kFLOP/s to 10 EFLOP/s",
-}
+_CAPACITY_RANGE: dict[str, Any] = {"least": 2.0**10, "high": 1e16, "rule": "from 1 KiB to 10 PB"}
+_BANDWIDTH_RANGE: dict[str, Any] = {"least": 1e3, "high": 1e17, "rule": "from 1 kB/s to 100 PB/s"}
+_FLOPS_RANGE: dict[str, Any] = {"least": 1e3, "high": 1e19, "rule": "from 1 kFLOP/s to 10 EFLOP/s"}
 
 
 def _checked(record: Any) -> dict[str, Any]:
@@ -71,11 +62,11 @@ class Memory:
     """
 
     capacity: Any = knob(
-        kind="quantity", **_CAPACITY_RANGE, symbol="C_mem", label="device memory capacity",
+        kind="quantity", **written(RECORD_QUANTITIES["capacity"]), **_CAPACITY_RANGE,
         help="the device's memory, in any unit of information (a plain number is bytes)",
     )  # fmt: skip
     bandwidth: Any = knob(
-        kind="quantity", **_BANDWIDTH_RANGE, symbol="BW_mem", label="device memory bandwidth",
+        kind="quantity", **written(RECORD_QUANTITIES["bandwidth"]), **_BANDWIDTH_RANGE,
         help="how fast the device's memory is read or written, information per time (a plain number is B/s)",
     )  # fmt: skip
     _capacity_bytes: float = field(init=False, repr=False, compare=False)
@@ -106,7 +97,8 @@ class HardwareNode(RichRepr):
     name: str = knob(kind="text", label="name", help="the name shown in tables and dropdowns")
     memory: Memory = record(label="device memory", help="its capacity and bandwidth, a Memory(capacity, bandwidth)")
     peak_flops: Any = knob(
-        None, kind="quantity", **_FLOPS_RANGE, optional=True, label="peak arithmetic (dense 16-bit)",
+        None, kind="quantity", unit="FLOP/second", **_FLOPS_RANGE, optional=True,
+        label="peak arithmetic (dense 16-bit)",
         help="dense 16-bit tensor throughput, FLOP per time (a plain number is FLOP/s)",
     )  # fmt: skip
     vendor: str = _text("vendor")
@@ -118,7 +110,8 @@ class HardwareNode(RichRepr):
     capacity_label: str = _text("capacity as labelled", compare=False)
     #: the total the driver reports (e.g. nvidia-smi's "81559MiB"), where a public record of it is known
     driver_capacity: Any = knob(
-        None, kind="quantity", **_CAPACITY_RANGE, optional=True, compare=False, label="capacity the driver reports",
+        None, kind="quantity", unit="byte", **_CAPACITY_RANGE, optional=True, compare=False,
+        label="capacity the driver reports",
     )  # fmt: skip
     driver_capacity_source: str = _text("where the driver's total is printed", compare=False)
 

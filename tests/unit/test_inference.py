@@ -396,13 +396,13 @@ def test_the_documented_formulas_are_the_code() -> None:
         formula = InferenceMemoryScenario.EQUATIONS.formula(name)
         assert f"{symbols[name].text()} = {formula.render(symbols, 'text')}" in notes["Equation"] + notes["Assumptions"]
     assert "M_w,read = M_w − M_lookup" in notes["Equation"]  # the dense step reads all but the lookup tables
-    assert "F_step = b · (2 · P_mul + 4 · L · a · d · s_kv) / t" in notes["Equation"]  # P_mul, not P_active
+    assert "F_step = B · (2 · P_mul + 4 · L · a · d · s_kv) / t" in notes["Equation"]  # P_mul, not P_active
     doc = InferenceMemoryScenario.__doc__ or ""
     assert "read whole each step" not in doc
     assert "read only in the batch's rows" in doc
     # the field table is generated from the knobs: every field, its symbol and its default
-    for name, symbol, default in (("weight_bytes_per_parameter", "b_w", "2"), ("block_size", "B", "16"),
-                                  ("runtime_reserve", "r", "0.1"), ("prompt_length", "s_p,given", "None")):  # fmt: skip
+    for name, symbol, default in (("weight_bytes_per_parameter", "b_w", "2"), ("block_size", "s_blk", "16"),
+                                  ("runtime_reserve", "u_rt", "0.1"), ("prompt_length", "s_p,given", "None")):  # fmt: skip
         entry = doc.split(f"\n{name} : {symbol}\n", 1)[1].split("\n", 1)[0]
         assert f"Default: ``{default}``." in entry
     assert "at least 0.125" in doc  # the narrowest width the scenario accepts, as it refuses below it

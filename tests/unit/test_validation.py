@@ -292,7 +292,7 @@ def test_a_numpy_year_is_a_year() -> None:
     node = HardwareNode(name="x", memory=Memory("80 GiB", "3 TB/s"), release_year=np.int64(2024))
     assert node.release_year == 2024
     assert type(node.release_year) is int
-    with pytest.raises(FieldError, match="release_year: must be a whole number, got the fraction 2024.5"):
+    with pytest.raises(FieldError, match=r"release_year: must be a whole number, got the fraction 2024\.5"):
         HardwareNode(name="x", memory=Memory("80 GiB", "3 TB/s"), release_year=np.float64(2024.5))
 
 
