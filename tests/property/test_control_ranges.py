@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mlsysim_nb import Scenarios, kinds
-from mlsysim_nb.live.controls import ControlSpec, changes_for
+from mlsysim_nb.model.controls import ControlSpec, changes_for
 from mlsysim_nb.model.knob import knobs
 
 

@@ -28,7 +28,7 @@ from mlsysim_nb import (
     sweep,
 )
 from mlsysim_nb.model.knob import knobs
-from tests.strategies import activation_scenarios, parallel_scenarios, training_scenarios
+from tests.strategies import every_kind_scenarios
 
 TRAIN = Scenarios.Gpt2MixedPrecisionAdamOnH100  # GPT-2 XL, 16 B per parameter, batch 32
 FLASH = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100  # batch 32, activations 85.56 GB
@@ -230,7 +230,7 @@ _NON_FINITE = re.compile(r"(?<![\w.])-?(inf|nan|infinity)(?![\w])", re.IGNORECAS
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.one_of(training_scenarios(), activation_scenarios(), parallel_scenarios()))
+@given(every_kind_scenarios())
 def test_every_number_shown_is_finite(s: Any) -> None:
     """For random valid inputs of every kind, no repr format shows infinity or NaN."""
     for out in (repr(s), s.to_text(), s.to_markdown(), s.to_html(chart=False)):

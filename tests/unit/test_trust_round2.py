@@ -36,7 +36,7 @@ def test_a_huge_typed_integer_is_refused_in_the_panel_with_a_short_message() -> 
 
 def test_control_range_messages_write_whole_numbers_with_separators() -> None:
     """A control refusing text says "from 1 to 1,048,576", not "1.04858e+06"."""
-    from mlsysim_nb.live.controls import controls_for
+    from mlsysim_nb.model.controls import controls_for
 
     spec = next(c for c in controls_for(FLASH) if c.name == "batch_size")
     assert spec.accepts(float("nan")) == "must be a whole number from 1 to 1,048,576"

@@ -8,8 +8,8 @@ import timeit
 import pytest
 
 from mlsysim_nb import Q_, Hardware, Scenarios, compare, explore
-from mlsysim_nb.live.controls import controls_for
 from mlsysim_nb.live.explorer import MemoryBarWidget, ScenarioExplorer, chart_data
+from mlsysim_nb.model.controls import controls_for
 from mlsysim_nb.render.numbers import format_bytes
 
 

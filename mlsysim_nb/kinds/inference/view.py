@@ -302,7 +302,7 @@ class InferenceView:
 
     def controls(self: InferenceLike) -> list[Any]:
         """Device, model, the widths, the batch and context, the block, t and the reserve."""
-        from mlsysim_nb.live import controls as c
+        from mlsysim_nb.model import controls as c
 
         fields = ("weight_bytes_per_parameter", "kv_bytes_per_value", "batch_size", "context_length",
                   "block_size", "tensor_parallel")  # fmt: skip

@@ -382,7 +382,7 @@ class ParallelView:
 
     def controls(self: ParallelLike) -> list[Any]:
         """Device, the layout (N_d, ZeRO stage, t, SP, p, m) and the recomputation strategy."""
-        from mlsysim_nb.live import controls as c
+        from mlsysim_nb.model import controls as c
 
         device = c.catalog_control(
             self.state, "hardware", bind=lambda s, node: {"state": s.state.variant(hardware=node)}
