@@ -332,7 +332,7 @@ _BOOLEAN = {"fits", "memory_bound"}
 
 @pytest.mark.parametrize("name", InferenceMemoryScenario.EQUATIONS.names)
 def test_formula_dimensions_are_consistent(name: str) -> None:
-    """Each formula on pint quantities of the declared base units gives its declared unit (FLOP counts aside)."""
+    """Each formula on pint quantities of the declared base units gives its declared unit (a FLOP count: a number)."""
     from mlsysim_nb.units import ureg
 
     formulas, notation = InferenceMemoryScenario.EQUATIONS.formulas, InferenceMemoryScenario.notation()
@@ -346,9 +346,13 @@ def test_formula_dimensions_are_consistent(name: str) -> None:
         base = notation[key].base
         return Q_(3.0, base) if base else 3.0
 
-    if name in _FLOPS:
-        return
     declared = notation[name].base
+    if name in _FLOPS:  # a count of FLOPs: the formula is a plain number, the notation says it counts FLOP
+        (case,) = formulas[name].cases
+        value = case.compiled(get)
+        assert declared == "FLOP", name
+        assert not hasattr(value, "dimensionality") or value.dimensionless, f"{name}: {value.dimensionality}"
+        return
     want = ureg.Unit(declared).dimensionality if declared else ureg.dimensionless.dimensionality
     for case in formulas[name].cases:
         value = case.compiled(get)
