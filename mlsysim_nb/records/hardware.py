@@ -151,15 +151,13 @@ class HardwareNode(RichRepr):
 
 
 _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
-_KNOWN = {
-    "name", "memory_capacity", "memory_bandwidth", "peak_flops", "source", "release_year", "note", "vendor",
-    "capacity_label", "driver_capacity", "driver_capacity_source",
-}  # fmt: skip
-_REQUIRED = ("name", "memory_capacity", "memory_bandwidth", "source")
-
-
 #: A file's key for each figure of the record (``memory_capacity`` is ``Memory.capacity``).
 _FIGURES = {"memory_capacity": "capacity", "memory_bandwidth": "bandwidth"}
+#: The keys a file may give: the memory's figures and every field of the node (its key is the table's name), so
+#: a field declared on HardwareNode is read from a file with no other edit; a figure is written with its unit.
+_KNOWN = {*_FIGURES, *(name for name in knobs(HardwareNode) if name != "key")}
+_WITH_UNIT = (*_FIGURES, *(name for name, k in knobs(HardwareNode).items() if k.kind == "quantity"))
+_REQUIRED = ("name", "memory_capacity", "memory_bandwidth", "source")
 
 
 def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:
@@ -195,7 +193,7 @@ def _file_rules(path: str, key: str, table: Any) -> None:
     for name in _REQUIRED:
         if name not in table:
             raise HardwareFileError(path, "is required", entry=key, key=name)
-    for name in ("memory_capacity", "memory_bandwidth", "peak_flops", "driver_capacity"):
+    for name in _WITH_UNIT:
         raw = table.get(name)
         if raw is not None and (not isinstance(raw, str) or is_number_text(raw)):  # a file states the unit
             raise HardwareFileError(path, f'must be a string with its unit, like "80 GB", got {raw!r}', key, name)
