@@ -70,6 +70,11 @@ class Presentation:
         msg = f"{type(self).__name__} draws no memory over one step (step_memory)"
         raise ValueError(msg)
 
+    def zero_partition(self, stages: tuple[int, ...] = (0, 1, 2, 3)) -> Any:
+        """What each ZeRO stage shards over data-parallel devices; a kind without them refuses."""
+        msg = f"{type(self).__name__} has no data-parallel devices to shard its state over (zero_partition)"
+        raise ValueError(msg)
+
     def caveats(self) -> tuple[str, ...]:
         """Sentences a reader must see beside these numbers (an estimate outside its assumptions); none by default."""
         return ()

@@ -278,3 +278,11 @@ def test_step_memory_asks_the_kind(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.undo()
     with pytest.raises(ValueError, match="ParallelTrainingScenario draws no memory over one step"):
         step_memory(Scenarios.Llama3_8BZero3On8H100)
+
+
+def test_zero_partition_asks_the_kind() -> None:
+    """ZeRO's picture is the many-device kind's data; a single-device kind refuses, naming its class."""
+    data = zero_partition(Scenarios.Llama3_8BZero3On8H100)
+    assert data.parts == ("weights", "gradients", "optimizer state", "master copy")
+    with pytest.raises(ValueError, match="TrainingStateFitScenario has no data-parallel devices"):
+        zero_partition(Scenarios.Gpt2Fp32AdamOnH100)

@@ -322,6 +322,12 @@ class ParallelView:
             return Headline(line, Verdict("the state fits; the run does not", ok=False))
         return Headline(line, Verdict(_OVERFLOWS, ok=False))
 
+    def zero_partition(self, stages: tuple[int, ...] = (0, 1, 2, 3)) -> Any:
+        """What each ZeRO stage shards over the data-parallel devices (``mlsysim_nb.kinds.parallel.figures``)."""
+        from mlsysim_nb.kinds.parallel.figures import zero_partition
+
+        return zero_partition(self, stages)
+
     def memory_chart(self: ParallelLike) -> MemoryChart:
         """One device's memory (the stage that holds the most), part by part, against its capacity."""
         m = self.magnitude
