@@ -101,4 +101,5 @@ RECORD_QUANTITIES: Mapping[str, Quantity] = MappingProxyType({
     "context_length": quantity("s_ctx", "", "workload context length"),
     "capacity": quantity("C_mem", "byte", "device memory capacity"),
     "bandwidth": quantity("BW_mem", "byte/second", "device memory bandwidth"),
+    "peak_flops": quantity("F_peak", "FLOP/second", "peak arithmetic (dense 16-bit)"),
 })  # fmt: skip

@@ -97,8 +97,7 @@ class HardwareNode(RichRepr):
     name: str = knob(kind="text", label="name", help="the name shown in tables and dropdowns")
     memory: Memory = record(label="device memory", help="its capacity and bandwidth, a Memory(capacity, bandwidth)")
     peak_flops: Any = knob(
-        None, kind="quantity", unit="FLOP/second", **_FLOPS_RANGE, optional=True,
-        label="peak arithmetic (dense 16-bit)",
+        None, kind="quantity", **written(RECORD_QUANTITIES["peak_flops"]), **_FLOPS_RANGE, optional=True,
         help="dense 16-bit tensor throughput, FLOP per time (a plain number is FLOP/s)",
     )  # fmt: skip
     vendor: str = _text("vendor")

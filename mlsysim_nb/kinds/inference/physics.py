@@ -381,7 +381,6 @@ NOTATION: dict[str, Quantity] = {
     "expert_parameters": quantity("P_exp", "", "parameters of the routed experts"),
     "lookup_split_parameters": quantity("P_lookup,tp", "", "parameters of the lookup tables split over t"),
     "lookup_replicated_parameters": quantity("P_lookup,rep", "", "parameters of the lookup tables every device holds"),
-    "peak_flops": quantity("F_peak", "FLOP/second", "peak arithmetic (dense 16-bit)"),
     "has_sliding_window": quantity("[W]", "", "sliding-window attention"),
     "has_experts": quantity("[E > 0]", "", "a mixture of experts"),
     "prompt_given": quantity("[s_p given]", "", "prompt length stated"),

@@ -297,7 +297,7 @@ class InferenceView:
         )
         rows.append(("hardware.memory.bandwidth", RECORD_QUANTITIES["bandwidth"].label, f"{node.memory.bandwidth:~P}"))
         if node.peak_flops is not None:
-            rows.append(("hardware.peak_flops", "peak arithmetic (dense 16-bit)", f"{node.peak_flops:~P}"))
+            rows.append(("hardware.peak_flops", RECORD_QUANTITIES["peak_flops"].label, f"{node.peak_flops:~P}"))
         return rows
 
     def controls(self: InferenceLike) -> list[Any]:
