@@ -2,7 +2,8 @@
 
 The 22 cases of the reference implementation (mlsysim) keep its names and inputs; the two
 many-device cases are ``Gpt3_175BKorthikantiTable3OnA100`` and ``Llama3_8BZero3On8H100``.
-Each kind declares its own (``mlsysim_nb/kinds/<kind>/cases.py``); this module lists them through
+Each kind declares its own (``mlsysim_nb/kinds/<kind>/cases.py``, with :func:`mlsysim_nb.model.cases.case`);
+this module lists them through
 :mod:`mlsysim_nb.kinds` and knows no kind.
 
 Cases are built on first use and cached, and a kind's cases are read when the catalog is first asked
@@ -16,28 +17,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from mlsysim_nb import kinds
-from mlsysim_nb.records.hardware import Hardware
+from mlsysim_nb.model.cases import Factory
 from mlsysim_nb.render.display import RichRepr
 
-__all__ = ["Factory", "ScenarioCatalog", "Scenarios", "case"]
-
-Factory = Callable[["ScenarioCatalog"], Any]
-
-
-def case(make: Callable[..., Any], title: str, description: str, **fields: Any) -> Factory:
-    """A named case, built on first use by ``make(name=title, description=description, **fields)``.
-
-    A field given as a function of the catalog is read from another case then, and a hardware given by
-    key is looked up then, so importing the catalog loads no TOML.
-    """
-
-    def build(cat: ScenarioCatalog) -> Any:
-        values = {k: (v(cat) if callable(v) else v) for k, v in fields.items()}
-        if isinstance(values.get("hardware"), str):
-            values["hardware"] = Hardware[values["hardware"]]
-        return make(name=title, description=description, **values)
-
-    return build
+__all__ = ["ScenarioCatalog", "Scenarios"]
 
 
 class ScenarioCatalog(RichRepr):

@@ -249,3 +249,31 @@ def inference_scenarios(draw: Any) -> Any:
         tensor_parallel=t,
         runtime_reserve=draw(st.sampled_from([0.0, 0.05, 0.1, 0.2])),
     )
+
+
+#: The random scenarios of each kind by its class's name; a kind without one here is drawn from its named cases.
+KIND_STRATEGIES: dict[str, Any] = {
+    "TrainingStateFitScenario": training_scenarios,
+    "ActivationMemoryScenario": activation_scenarios,
+    "ParallelTrainingScenario": parallel_scenarios,
+    "InferenceMemoryScenario": inference_scenarios,
+}
+
+
+def scenarios_of(kind: Any) -> Any:
+    """Valid scenarios of one kind the registry finds: its strategy above, or else its catalog's named cases."""
+    strategy = KIND_STRATEGIES.get(kind.name)
+    if strategy is not None:
+        return strategy()
+    from mlsysim_nb import Scenarios
+
+    names = list(kind.cases())
+    assert names, f"{kind.name} has neither a strategy in tests/strategies.py nor a named case to draw"
+    return st.sampled_from(names).map(lambda name: Scenarios[name])
+
+
+def every_kind_scenarios() -> Any:
+    """Valid scenarios of every kind the registry finds (a new kind is drawn without editing a test)."""
+    from mlsysim_nb import kinds
+
+    return st.one_of(*(scenarios_of(kind) for kind in kinds.all_kinds()))

@@ -16,7 +16,7 @@ A kind is a subpackage here, holding
   when a field follows another (:class:`mlsysim_nb.model.changes.Follows`);
 * ``view.py``, its presentation as data (a mixin typing ``self`` as a protocol of what it reads);
 * ``cases.py``: ``CASES``, its named scenarios as factories taking the catalog
-  (:func:`mlsysim_nb.catalog.case` builds one); a factory loads the model when it is called.
+  (:func:`mlsysim_nb.model.cases.case` builds one); a factory loads the model when it is called.
 
 ``import mlsysim_nb`` reads the declarations only: a kind's class, equations and cases load on first use.
 :data:`mlsysim_nb.Scenarios` lists every kind's cases, ``mlsysim_nb.<KIND>`` exports each class, and the

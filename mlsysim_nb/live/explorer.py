@@ -2,7 +2,7 @@
 
 The scenarios stay frozen; a :class:`ScenarioExplorer` owns the one mutable
 reference (``panel.scenario``). Controls are standard ipywidgets built from
-the fields' own declarations (:mod:`mlsysim_nb.live.controls`); the derivation is
+the fields' own declarations (:mod:`mlsysim_nb.model.controls`); the derivation is
 the same HTML as the static repr; the chart is a small anywidget drawing the
 memory bar in SVG from numbers computed here. A value ``variant()`` rejects
 shows its message in the panel and the last good scenario and picture stay.
@@ -21,7 +21,7 @@ import ipywidgets as w
 import traitlets
 
 from mlsysim_nb.errors import show_number
-from mlsysim_nb.live.controls import ControlSpec, changes_for, controls_for, log2_bounds
+from mlsysim_nb.model.controls import ControlSpec, changes_for, controls_for, log2_bounds
 from mlsysim_nb.render.charts import memory_breakdown, part_color, size_text
 from mlsysim_nb.render.html import Chosen, error_html, escape, scenario_html
 

@@ -65,6 +65,16 @@ class Presentation:
         """The memory bar chart's data; ``None`` for a kind that draws none."""
         return None
 
+    def step_memory(self) -> Any:
+        """Memory over one step (a :class:`~mlsysim_nb.render.figures.StepMemory`); a kind that draws none refuses."""
+        msg = f"{type(self).__name__} draws no memory over one step (step_memory)"
+        raise ValueError(msg)
+
+    def zero_partition(self, stages: tuple[int, ...] = (0, 1, 2, 3)) -> Any:
+        """What each ZeRO stage shards over data-parallel devices; a kind without them refuses."""
+        msg = f"{type(self).__name__} has no data-parallel devices to shard its state over (zero_partition)"
+        raise ValueError(msg)
+
     def caveats(self) -> tuple[str, ...]:
         """Sentences a reader must see beside these numbers (an estimate outside its assumptions); none by default."""
         return ()
@@ -96,6 +106,6 @@ class Presentation:
 
     def controls(self: ScenarioLike) -> list[Any]:
         """The live controls: one per field that declares one (kinds add catalog and view controls)."""
-        from mlsysim_nb.live import controls as c
+        from mlsysim_nb.model import controls as c
 
         return [c.field_control(self, name) for name, k in knobs(self).items() if k.control]

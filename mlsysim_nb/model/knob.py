@@ -12,7 +12,7 @@ import dataclasses
 import functools
 from typing import Any
 
-from mlsysim_nb.errors import show_number
+from mlsysim_nb.errors import FieldError, show_number
 from mlsysim_nb.formula import Symbol
 from mlsysim_nb.model.fields import (
     ONE_BIT,
@@ -39,7 +39,7 @@ __all__ = [
     "record",
 ]
 
-_KINDS = ("count", "bytes", "number", "share", "choice")
+_KINDS = ("count", "bytes", "number", "share", "choice", "quantity", "text")
 
 #: The smallest nonzero average of state per parameter, in bytes: one byte per million parameters. A factored
 #: optimizer state falls below a bit per parameter (Adafactor's second moment of a 12,288 × 49,152 matrix keeps
@@ -64,7 +64,10 @@ class Knob:
     number, and only a dimensionless quantity is read), ``"share"`` (a part of a whole,
     such as a share of each device's memory: a plain number up to ``high`` <= 1, also
     given as a percentage, ``"10 %"``; a size is refused) or
-    ``"choice"`` (one of the values of ``choices``, of the same type). ``positive``
+    ``"choice"`` (one of the values of ``choices``, of the same type); a record's fields may also be
+    ``"quantity"`` (a quantity of the dimension of ``unit``, kept in the unit it is given in; a plain number is
+    in ``unit``; refused outside ``least`` to ``high``, which ``rule`` says in words: a device's memory capacity
+    "from 1 KiB to 10 PB") or ``"text"`` (a string; non-empty unless ``positive=False``). ``positive``
     refuses zero for bytes, numbers and shares. ``least`` is the smallest nonzero magnitude
     of a field in bytes (default one bit, :data:`~mlsysim_nb.model.fields.ONE_BIT`: no value
     is stored in less; a per-parameter average such as an optimizer's state may declare less, and an amount
@@ -92,6 +95,7 @@ class Knob:
     unit: str = ""
     least: float | None = None
     within: RecordLimit | None = None
+    rule: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in _KINDS:
@@ -114,6 +118,13 @@ class Knob:
 
     def check(self, owner: str, field: str, value: Any) -> tuple[Any, Any]:
         """``(value to store, magnitude in base units)``, or :class:`FieldError` naming ``owner.field``."""
+        if self.kind == "text":
+            return self._check_text(owner, field, value)
+        if self.kind == "quantity":
+            return check_quantity(
+                owner, field, value, self.unit, positive=self.positive, optional=self.optional,
+                minimum=self.least, maximum=self.high, rule=self.rule,
+            )  # fmt: skip
         if self.kind == "choice":
             chosen = check_choice(owner, field, value, tuple(v for _, v in self.choices), optional=self.optional)
             return chosen, chosen
@@ -146,8 +157,22 @@ class Knob:
             check_least(owner, field, magnitude, self.least, positive=self.positive, unit_text=unit)
         return stored, magnitude
 
+    def _check_text(self, owner: str, field: str, value: Any) -> tuple[Any, Any]:
+        """A string (non-empty when ``positive``), so that every repr can show it."""
+        if value is None and self.optional:
+            return None, None
+        if not isinstance(value, str):
+            raise FieldError(owner, field, f"must be a string, got {type(value).__name__} {value!r}")
+        if self.positive and not value:
+            raise FieldError(owner, field, f"must be a non-empty string, got {value!r}")
+        return value, value
+
     def describe(self) -> str:
         """The accepted values in words, e.g. ``"a whole number from 1 to 65,536"``."""
+        if self.kind == "text":
+            return "a non-empty string" if self.positive else "a string"
+        if self.kind == "quantity":
+            return f"a quantity in {self.unit}, {self.rule or 'more than 0'}" + (", or None" if self.optional else "")
         if self.kind == "choice":
             return "one of " + ", ".join(repr(v) for _, v in self.choices)
         if self.kind == "count":
@@ -163,12 +188,16 @@ class Knob:
         return f"{what}, {low}{top}" + (", or None" if self.optional else "")
 
 
-def knob(default: Any = dataclasses.MISSING, **declaration: Any) -> Any:
-    """A dataclass field carrying its :class:`Knob` (checker, bounds, symbol, label, help, control)."""
+def knob(default: Any = dataclasses.MISSING, *, compare: bool = True, **declaration: Any) -> Any:
+    """A dataclass field carrying its :class:`Knob` (checker, bounds, symbol, label, help, control).
+
+    ``compare=False`` leaves the field out of equality (a record's source or note: two records of the same
+    device are equal whatever their provenance says).
+    """
     meta = {"knob": Knob(**declaration)}
     if default is dataclasses.MISSING:
-        return dataclasses.field(metadata=meta)
-    return dataclasses.field(default=default, metadata=meta)
+        return dataclasses.field(metadata=meta, compare=compare)
+    return dataclasses.field(default=default, metadata=meta, compare=compare)
 
 
 def record(default: Any = dataclasses.MISSING, *, label: str, help: str = "") -> Any:  # noqa: A002 - the knob's word

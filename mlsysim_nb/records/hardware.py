@@ -15,13 +15,12 @@ from typing import Any
 
 from mlsysim_nb.errors import FieldError, HardwareFileError, show_number
 from mlsysim_nb.files import UnreadableFileError, as_path, read_text, require_directory
-from mlsysim_nb.model.fields import check_quantity
+from mlsysim_nb.model.knob import knob, knobs, record
+from mlsysim_nb.model.notation import RECORD_QUANTITIES, written
 from mlsysim_nb.model.text import is_number_text
-from mlsysim_nb.model.values import as_scalar
 from mlsysim_nb.render.display import RichRepr
 
 __all__ = [
-    "HARDWARE_BOUNDS",
     "MAX_FILE_BYTES",
     "Hardware",
     "HardwareCatalog",
@@ -33,45 +32,56 @@ __all__ = [
 #: The largest hardware file read: each shipped file is under 5 kB, so 1 MiB holds hundreds of accelerators.
 MAX_FILE_BYTES = 2**20
 
-#: The physical range of each hardware figure, in base units (bytes, bytes per second, FLOP per second).
-#: Wide enough for a microcontroller's SRAM and a wafer-scale engine (Cerebras WSE-3: 44 GB of SRAM at
-#: 21 PB/s, 125 PFLOPS), narrow enough that every share, time and chart stays finite and readable.
-HARDWARE_BOUNDS: dict[str, tuple[str, float, float, str]] = {
-    "capacity": ("byte", 2.0**10, 1e16, "from 1 KiB to 10 PB"),
-    "bandwidth": ("byte/second", 1e3, 1e17, "from 1 kB/s to 100 PB/s"),
-    "peak_flops": ("FLOP/second", 1e3, 1e19, "from 1 kFLOP/s to 10 EFLOP/s"),
-}
+#: The physical range of each hardware figure, in its base unit (bytes, bytes per second, FLOP per second),
+#: and in words. Wide enough for a microcontroller's SRAM and a wafer-scale engine (Cerebras WSE-3: 44 GB of
+#: SRAM at 21 PB/s, 125 PFLOPS), narrow enough that every share, time and chart stays finite and readable.
+_CAPACITY_RANGE: dict[str, Any] = {"least": 2.0**10, "high": 1e16, "rule": "from 1 KiB to 10 PB"}
+_BANDWIDTH_RANGE: dict[str, Any] = {"least": 1e3, "high": 1e17, "rule": "from 1 kB/s to 100 PB/s"}
+_FLOPS_RANGE: dict[str, Any] = {"least": 1e3, "high": 1e19, "rule": "from 1 kFLOP/s to 10 EFLOP/s"}
 
 
-def _figure(owner: str, field: str, value: Any, figure: str, *, optional: bool = False) -> tuple[Any, Any]:
-    """A hardware figure checked against its unit and its physical range (:data:`HARDWARE_BOUNDS`)."""
-    base, low, high, rule = HARDWARE_BOUNDS[figure]
-    return check_quantity(
-        owner, field, value, base, optional=optional, plain_unit=base, minimum=low, maximum=high, rule=rule
-    )
+def _checked(record: Any) -> dict[str, Any]:
+    """Check every declared field of a record (its knob: kind, range, rule), store what each check returns.
+
+    Returns the base-unit magnitudes by field, for the few a scenario reads on every construction.
+    """
+    owner = type(record).__name__
+    magnitudes = {}
+    for name, declared in knobs(record).items():
+        stored, magnitudes[name] = declared.check(owner, name, getattr(record, name))
+        object.__setattr__(record, name, stored)
+    return magnitudes
 
 
 @dataclass(frozen=True)
 class Memory:
     """A device's memory: ``capacity`` (information) and ``bandwidth`` (information per time).
 
-    Each is refused outside its physical range (:data:`HARDWARE_BOUNDS`): a capacity from
-    1 KiB to 10 PB, a bandwidth from 1 kB/s to 100 PB/s.
+    Each is refused outside its physical range: a capacity from 1 KiB to 10 PB, a bandwidth
+    from 1 kB/s to 100 PB/s.
     """
 
-    capacity: Any
-    bandwidth: Any
+    capacity: Any = knob(
+        kind="quantity", **written(RECORD_QUANTITIES["capacity"]), **_CAPACITY_RANGE,
+        help="the device's memory, in any unit of information (a plain number is bytes)",
+    )  # fmt: skip
+    bandwidth: Any = knob(
+        kind="quantity", **written(RECORD_QUANTITIES["bandwidth"]), **_BANDWIDTH_RANGE,
+        help="how fast the device's memory is read or written, information per time (a plain number is B/s)",
+    )  # fmt: skip
     _capacity_bytes: float = field(init=False, repr=False, compare=False)
     _bandwidth_bytes_per_second: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        capacity, capacity_bytes = _figure("Memory", "capacity", self.capacity, "capacity")
-        bandwidth, rate = _figure("Memory", "bandwidth", self.bandwidth, "bandwidth")
-        object.__setattr__(self, "capacity", capacity)
-        object.__setattr__(self, "bandwidth", bandwidth)
+        magnitudes = _checked(self)
         # base-unit magnitudes, converted once: scenarios read these on every construction
-        object.__setattr__(self, "_capacity_bytes", float(capacity_bytes))
-        object.__setattr__(self, "_bandwidth_bytes_per_second", float(rate))
+        object.__setattr__(self, "_capacity_bytes", float(magnitudes["capacity"]))
+        object.__setattr__(self, "_bandwidth_bytes_per_second", float(magnitudes["bandwidth"]))
+
+
+def _text(label: str, *, compare: bool = True, **declaration: Any) -> Any:
+    """A text field of a record: a string, empty when not given."""
+    return knob("", kind="text", positive=False, label=label, compare=compare, **declaration)
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -84,33 +94,32 @@ class HardwareNode(RichRepr):
     <Quantity(24, 'gigabyte')>
     """
 
-    name: str
-    memory: Memory
-    peak_flops: Any = None
-    vendor: str = ""
-    key: str = ""
-    release_year: int | None = None
-    source: str = field(default="", compare=False)
-    note: str = field(default="", compare=False)
+    name: str = knob(kind="text", label="name", help="the name shown in tables and dropdowns")
+    memory: Memory = record(label="device memory", help="its capacity and bandwidth, a Memory(capacity, bandwidth)")
+    peak_flops: Any = knob(
+        None, kind="quantity", **written(RECORD_QUANTITIES["peak_flops"]), **_FLOPS_RANGE, optional=True,
+        help="dense 16-bit tensor throughput, FLOP per time (a plain number is FLOP/s)",
+    )  # fmt: skip
+    vendor: str = _text("vendor")
+    key: str = _text("catalog key")
+    release_year: int | None = knob(None, kind="count", low=1990, high=2100, optional=True, label="release year")
+    source: str = _text("source", compare=False, help="the datasheet the numbers come from")
+    note: str = _text("note", compare=False)
     #: the capacity as the vendor prints it, e.g. "80GB" (the catalog stores that number in GiB)
-    capacity_label: str = field(default="", compare=False)
+    capacity_label: str = _text("capacity as labelled", compare=False)
     #: the total the driver reports (e.g. nvidia-smi's "81559MiB"), where a public record of it is known
-    driver_capacity: Any = field(default=None, compare=False)
-    driver_capacity_source: str = field(default="", compare=False)
+    driver_capacity: Any = knob(
+        None, kind="quantity", unit="byte", **_CAPACITY_RANGE, optional=True, compare=False,
+        label="capacity the driver reports",
+    )  # fmt: skip
+    driver_capacity_source: str = _text("where the driver's total is printed", compare=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise FieldError("HardwareNode", "name", f"must be a non-empty string, got {self.name!r}")
         if not isinstance(self.memory, Memory):
             raise FieldError("HardwareNode", "memory", f"must be a Memory(capacity, bandwidth), got {self.memory!r}")
-        _check_text_fields(self)
-        flops, _ = _figure("HardwareNode", "peak_flops", self.peak_flops, "peak_flops", optional=True)
-        object.__setattr__(self, "peak_flops", flops)
-        driver, driver_bytes = _figure(
-            "HardwareNode", "driver_capacity", self.driver_capacity, "capacity", optional=True
-        )
-        capacity = self.memory.capacity
-        if driver is not None and driver_bytes > capacity.m_as("byte"):
+        magnitudes = _checked(self)
+        driver, capacity = self.driver_capacity, self.memory.capacity
+        if driver is not None and magnitudes["driver_capacity"] > self.memory._capacity_bytes:  # noqa: SLF001
             labelled = f"{capacity:~P}"
             if capacity.units != driver.units:  # in the driver figure's unit too, so the two read side by side
                 labelled += f" = {show_number(capacity.m_as(driver.units))} {driver.units:~P}"
@@ -119,7 +128,6 @@ class HardwareNode(RichRepr):
                 f"the memory less what ECC and firmware reserve, never more), got {driver:~P}"
             )
             raise FieldError("HardwareNode", "driver_capacity", reason)
-        object.__setattr__(self, "driver_capacity", driver)
 
     def __repr__(self) -> str:
         mem = self.memory
@@ -141,34 +149,39 @@ class HardwareNode(RichRepr):
         return hardware_html(self)
 
 
-_TEXT_FIELDS = ("vendor", "key", "source", "note", "capacity_label", "driver_capacity_source")
-
-
-def _is_year(year: object) -> bool:
-    return isinstance(year, int) and not isinstance(year, bool) and 1990 <= year <= 2100
-
-
-def _check_text_fields(node: HardwareNode) -> None:
-    """Text fields are strings and ``release_year`` a whole year, so that every repr can show them."""
-    for name in _TEXT_FIELDS:
-        value = getattr(node, name)
-        if not isinstance(value, str):
-            raise FieldError("HardwareNode", name, f"must be a string, got {type(value).__name__} {value!r}")
-    year = as_scalar(node.release_year)  # a NumPy integer reads as the number it holds
-    if year is not None and not _is_year(year):
-        raise FieldError("HardwareNode", "release_year", f"must be a year such as 2024, got {node.release_year!r}")
-    object.__setattr__(node, "release_year", year)
-
-
 _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
-_KNOWN = {
-    "name", "memory_capacity", "memory_bandwidth", "peak_flops", "source", "release_year", "note", "vendor",
-    "capacity_label", "driver_capacity", "driver_capacity_source",
-}  # fmt: skip
+#: A file's key for each figure of the record (``memory_capacity`` is ``Memory.capacity``).
+_FIGURES = {"memory_capacity": "capacity", "memory_bandwidth": "bandwidth"}
+#: The keys a file may give: the memory's figures and every field of the node (its key is the table's name), so
+#: a field declared on HardwareNode is read from a file with no other edit; a figure is written with its unit.
+_KNOWN = {*_FIGURES, *(name for name in knobs(HardwareNode) if name != "key")}
+_WITH_UNIT = (*_FIGURES, *(name for name, k in knobs(HardwareNode).items() if k.kind == "quantity"))
 _REQUIRED = ("name", "memory_capacity", "memory_bandwidth", "source")
 
 
-def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:  # noqa: C901, PLR0912 - one check per key
+def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:
+    """One accelerator table: the file's own rules here, every field's rule in the record's declaration."""
+    _file_rules(path, key, table)
+    fields = {name: value for name, value in table.items() if name not in _FIGURES}
+    try:
+        node = HardwareNode(
+            **{"vendor": vendor, **fields, "key": key},
+            memory=Memory(table["memory_capacity"], table["memory_bandwidth"]),
+        )
+    except FieldError as err:  # any rule of the record: name the file, the entry and the key
+        name = {figure: name for name, figure in _FIGURES.items()}.get(err.field, err.field)
+        raise HardwareFileError(path, err.reason, entry=key, key=name) from None
+    if "driver_capacity" in table and "driver_capacity_source" not in table:
+        reason = "needs driver_capacity_source, the http(s) URL where that driver total is printed"
+        raise HardwareFileError(path, reason, entry=key, key="driver_capacity")
+    for name in ("source", "driver_capacity_source"):
+        if name in table and not re.match(r"^https?://\S+$", table[name]):
+            raise HardwareFileError(path, "must be an http(s) URL of where the number is printed", entry=key, key=name)
+    return node
+
+
+def _file_rules(path: str, key: str, table: Any) -> None:
+    """What a file must say beyond the record's rules: known and required keys, every figure with its unit."""
     if not isinstance(table, dict):
         raise HardwareFileError(path, "each accelerator must be a [table]", entry=key)
     if not _KEY.match(key):
@@ -179,53 +192,10 @@ def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:  # noq
     for name in _REQUIRED:
         if name not in table:
             raise HardwareFileError(path, "is required", entry=key, key=name)
-    for name in ("name", "source", "note", "vendor", "capacity_label", "driver_capacity_source"):
-        if name in table and not isinstance(table[name], str):
-            raise HardwareFileError(path, f"must be a string, got {table[name]!r}", entry=key, key=name)
-    if table.get("name") == "":
-        raise HardwareFileError(path, "must be a non-empty string, the name shown in tables", entry=key, key="name")
-    for name in ("source", "driver_capacity_source"):
-        if name in table and not re.match(r"^https?://\S+$", table[name]):
-            raise HardwareFileError(path, "must be an http(s) URL of where the number is printed", entry=key, key=name)
-    year = table.get("release_year")
-    if year is not None and not _is_year(year):
-        raise HardwareFileError(path, f"must be a year such as 2024, got {year!r}", entry=key, key="release_year")
-    values = {}
-    for name, figure in [
-        ("memory_capacity", "capacity"),
-        ("memory_bandwidth", "bandwidth"),
-        ("peak_flops", "peak_flops"),
-        ("driver_capacity", "capacity"),
-    ]:
+    for name in _WITH_UNIT:
         raw = table.get(name)
-        if raw is None:
-            continue
-        if not isinstance(raw, str) or is_number_text(raw):  # a file states every figure with its unit
+        if raw is not None and (not isinstance(raw, str) or is_number_text(raw)):  # a file states the unit
             raise HardwareFileError(path, f'must be a string with its unit, like "80 GB", got {raw!r}', key, name)
-        try:
-            values[name], _ = _figure("hardware", name, raw, figure)
-        except FieldError as err:
-            raise HardwareFileError(path, err.reason, entry=key, key=name) from None
-    if "driver_capacity" in table and "driver_capacity_source" not in table:
-        reason = "needs driver_capacity_source, the http(s) URL where that driver total is printed"
-        raise HardwareFileError(path, reason, entry=key, key="driver_capacity")
-    try:
-        return HardwareNode(
-            name=table["name"],
-            memory=Memory(values["memory_capacity"], values["memory_bandwidth"]),
-            peak_flops=values.get("peak_flops"),
-            vendor=table.get("vendor", vendor),
-            key=key,
-            release_year=year,
-            source=table["source"],
-            note=table.get("note", ""),
-            capacity_label=table.get("capacity_label", ""),
-            driver_capacity=values.get("driver_capacity"),
-            driver_capacity_source=table.get("driver_capacity_source", ""),
-        )
-    except FieldError as err:  # any rule of the record: name the file, the entry and the key
-        name = {"capacity": "memory_capacity", "bandwidth": "memory_bandwidth"}.get(err.field, err.field)
-        raise HardwareFileError(path, err.reason, entry=key, key=name) from None
 
 
 def load_hardware(path: str | os.PathLike[str]) -> dict[str, HardwareNode]:
@@ -289,8 +259,20 @@ def _refuse_clashes(
         names[_same_name(node.name)] = key
 
 
+#: The repository's root in a clone (the folder above the package); an installed package has no catalog there.
+_CLONE_ROOT = Path(__file__).resolve().parents[2]
+
+
 def _data_dir() -> Path:
-    """The shipped catalog: ``mlsysim_nb/records/data/hardware/``, one TOML file per vendor (read like ``static/``)."""
+    """The shipped catalog, one TOML file per vendor: the repository's top-level ``hardware/`` in a clone.
+
+    In a clone (a ``pyproject.toml`` beside the package, editable installs included) the catalog is read from
+    ``hardware/`` at the top level, where a contributor edits it; the wheel carries the same files inside the
+    package, as ``mlsysim_nb/records/data/hardware/`` (``pyproject.toml``'s ``force-include``).
+    """
+    clone = _CLONE_ROOT / "hardware"
+    if (_CLONE_ROOT / "pyproject.toml").is_file() and clone.is_dir():
+        return clone
     return Path(str(resources.files("mlsysim_nb.records") / "data" / "hardware"))
 
 

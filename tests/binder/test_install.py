@@ -79,3 +79,33 @@ def test_the_release_needs_the_course_extra_alone() -> None:
     # the package itself (installed by the same `-e .[course]`) records the self-study answer key
     assert imported - set(sys.stdlib_module_names) == {"nbgrader", "traitlets", "mlsysim_nb"}
     assert HEAVY & course == set()
+
+
+#: an import's name where its distribution is spelt otherwise
+_DISTRIBUTION = {"IPython": "ipython"}
+
+
+def test_every_import_a_test_needs_is_declared() -> None:
+    """Each third-party module a test imports is a requirement of the package or of one of its extras.
+
+    A module brought in only by another requirement (mistune by nbconvert, nbformat by nbclient) could leave a
+    ``.[test]`` environment without notice; the repository's own scripts and the book's extension are not
+    distributions.
+    """
+    local = {p.stem for folder in ("scripts", "book/_ext") for p in (ROOT / folder).glob("*.py")}
+    found: set[str] = set()
+    for path in [*(ROOT / "tests").rglob("*.py"), ROOT / "conftest.py"]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found.add(node.module.split(".")[0])
+    third_party = found - set(sys.stdlib_module_names) - local - {"mlsysim_nb", "tests", "__future__"}
+    project = PYPROJECT["project"]
+    requirements = [
+        *project["dependencies"],
+        *(r for extra in project["optional-dependencies"].values() for r in extra),
+    ]
+    declared = {_requirement_name(r) for r in requirements}
+    assert {"mistune", "pytest", "hypothesis"} <= third_party
+    assert {_DISTRIBUTION.get(m, m).lower() for m in third_party} - declared == set()

@@ -482,3 +482,12 @@ def test_predict_the_change_records_the_prediction_before_the_answer() -> None:
         answer = next(i for i in range(heading, len(cells)) if nb.grading(cells[i]))
         between = [_src(c) for c in cells[heading + 1 : answer] if c["cell_type"] == "code"]
         assert len(between) == 1 and "predict(" in between[0], number
+
+
+def test_flash_attention_is_not_offered_as_a_saving_already_counted() -> None:
+    """Notebook 04's activations leave the scores out (34 sbh): FlashAttention saves nothing more there."""
+    lora = Scenarios.Llama3_8BLoraOnH100
+    w = lora.workload
+    # 36.5 GB at batch 4 of 2,048 tokens is 34 bytes per token and hidden unit per layer
+    assert lora.activations.m_as("B") / (2048 * lora.batch_size * w.hidden_dim * w.layers) == pytest.approx(34)
+    assert "FlashAttention-style score recomputation (notebook 5) or" not in "\n".join(_src(c) for c in _cells("04") if c["cell_type"] == "markdown")

@@ -10,7 +10,14 @@ from typing import Any
 
 import pytest
 
-from mlsysim_nb import ActivationMemoryScenario, Hardware, ParallelTrainingScenario, TrainingStateFitScenario, Workloads
+from mlsysim_nb import (
+    ActivationMemoryScenario,
+    Hardware,
+    ParallelTrainingScenario,
+    Scenarios,
+    TrainingStateFitScenario,
+    Workloads,
+)
 from mlsysim_nb.course import cells as nb
 from mlsysim_nb.course.cells import HIDDEN_TESTS
 from mlsysim_nb.kinds.parallel.cases import CASES as PARALLEL_CASES
@@ -262,3 +269,45 @@ def test_tensor_parallelism_is_not_said_to_be_needed_where_step_1_4_fits_without
     prose = _prose()
     assert "Step 1.4 did fit at $t = 1$" in prose
     assert prose.count("sharding the state is not enough, whatever the stage") == 1
+
+
+#: the catalog's case of Korthikanti et al.'s Table 3 layout
+KORTHIKANTI_TABLE3 = Scenarios.Gpt3_175BKorthikantiTable3OnA100
+
+
+def test_the_many_device_walk_reports_the_whole_run() -> None:
+    """Notebook 09 reads training_fits for state plus activations per device, as notebook 07 does on one device."""
+    code = "\n".join(_text(c) for c in _cells() if c["cell_type"] == "code")
+    assert "s.training_fits" in code
+    assert ".variant(zero_stage=_z).training_fits" in code  # exercise 9.3's check
+    stage_2 = KORTHIKANTI_TABLE3.variant(interleave=1, pipeline_parallel=1, data_parallel=8, tensor_parallel=8, zero_stage=2)
+    assert stage_2.fits is True
+    assert stage_2.training_fits is False  # the answer a reader of `fits` as "the run" would get wrong
+
+
+def test_sequence_parallelism_without_its_extra_all_gather_is_not_called_free() -> None:
+    """Sec. 4.2.2's extra all-gather in the backward pass is named; the package's 8 units leave it out."""
+    prose = _prose()
+    assert "plus** one extra all-gather per block in the backward pass" in prose
+    assert "**the same volume** (Sec. 4.2.2)" not in prose
+
+
+def test_section_6_1_against_the_memory_model_without_sequence_parallelism() -> None:
+    """Without SP Table 3's layout is 84.3 GB a device, under 85.9 GB: the text says why that is no contradiction."""
+    assert round(KORTHIKANTI_TABLE3.variant(sequence_parallel=False).total_per_device.m_as("GB"), 1) == 84.3
+    prose = _prose()
+    assert "none of the these models will fit into memory" in prose
+    assert "84.3 GB per device" in prose
+
+
+def test_mt_nlg_reduction_is_just_above_twenty_percent() -> None:
+    """21 sbh to 4.25 sbh is 20.2 %: not "under 20%"."""
+    assert round(100 * 4.25 / 21, 1) == 20.2
+    assert "20.2 %" in _prose()
+
+
+def test_the_optimizer_is_not_put_in_the_papers_mouth() -> None:
+    """Korthikanti et al. say mixed precision; the optimizer is the memory model's assumption."""
+    prose = _prose()
+    assert "with mixed-precision Adam on 64" not in prose
+    assert "the paper does not name the optimizer" in prose

@@ -187,3 +187,17 @@ def test_section_4_3_bound_is_not_met_by_its_formula() -> None:
     assert (1 / layers) / (34 + 5 * heads * seq / hidden) > 0.0001  # even the embedding's mask alone
     assert "22B: 0.57% of the activations" in _shown("08_checking_against_the_literature")
     assert "**Printed, and not matched as written.**" in _prose("08_checking_against_the_literature")
+
+
+def test_the_leftover_layer_shortfall_is_every_non_divisor() -> None:
+    """Floor and ceiling of 48/k differ for the 38 k in 1..48 that do not divide 48."""
+    assert sum(48 % k != 0 for k in range(1, 49)) == 38
+    assert "every $k$ that does not divide 48 (38 values here)" in _prose("06_activation_checkpointing")
+
+
+def test_the_comparison_with_the_reference_names_the_differences() -> None:
+    """Notebook 08 says the differential tests agree except for the README's differences, without a stale range."""
+    prose = _prose("08_checking_against_the_literature")
+    assert "That proves the two implementations agree" not in prose
+    assert "the README's differences table" in prose
+    assert "D1-D18" not in prose  # the table grows (D19 and more); no hard-coded range

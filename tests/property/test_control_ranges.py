@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mlsysim_nb import Scenarios, kinds
-from mlsysim_nb.live.controls import ControlSpec, changes_for
+from mlsysim_nb.model.controls import ControlSpec, changes_for
 from mlsysim_nb.model.knob import knobs
 
 
@@ -35,12 +35,28 @@ def test_every_kind_has_field_controls() -> None:
 
 @pytest.mark.parametrize(("case", "spec"), SLIDERS, ids=[f"{c}.{s.name}" for c, s in SLIDERS])
 def test_a_slider_spans_the_field_s_range(case: str, spec: ControlSpec) -> None:
-    """A slider's ends are the field's bounds in this scenario (its knob's, unless a rule narrows them)."""
+    """A slider's top is accepted by the field's check and one past it refused by variant(); likewise its bottom.
+
+    The bottom may stand for "none" one below the field (0 segments: no checkpointing). The expected range is
+    what validation does, not the bounds the control is built from.
+    """
+    from mlsysim_nb import FieldError
+
     s = Scenarios[case]
-    low, high = s.field_bounds(spec.name)
-    assert spec.high == high
-    # a control may start one below the field when its bottom stands for "none" (0 segments: no checkpointing)
-    assert spec.low == low or (spec.low == low - 1 and changes_for(spec, s, spec.low)[spec.name] is None)
+    declared = knobs(s)[spec.name]
+    owner = type(s).__name__
+    declared.check(owner, spec.name, int(spec.high))
+    with pytest.raises(FieldError) as refused:
+        s.variant(**changes_for(spec, s, int(spec.high) + 1))
+    assert refused.value.field == spec.name
+    bottom = changes_for(spec, s, int(spec.low))[spec.name]
+    if bottom is not None:
+        declared.check(owner, spec.name, bottom)
+    below = changes_for(spec, s, int(spec.low) - 1)[spec.name]
+    if below is not None and bottom is not None:
+        with pytest.raises(FieldError) as refused:
+            s.variant(**{spec.name: below})
+        assert refused.value.field == spec.name
 
 
 def _value(spec: ControlSpec, data: Any) -> Any:

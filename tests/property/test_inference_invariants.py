@@ -29,7 +29,7 @@ def test_kv_cache_is_linear_in_batch_and_context(s: Any, k: int) -> None:
 
 @given(inference_scenarios())
 def test_max_batch_size_is_the_largest_batch_that_fits(s: Any) -> None:
-    """b_max fits (when at least 1) and b_max + 1 does not."""
+    """B_max fits (when at least 1) and B_max + 1 does not."""
     most = s.max_batch_size
     if 1 <= most <= 2**16:
         assert s.variant(batch_size=most).fits

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from mlsysim_nb import (
     ActivationMemoryScenario,
     ParallelTrainingScenario,
     Scenarios,
     TrainingStateFitScenario,
+    Workload,
     Workloads,
 )
 
@@ -43,8 +46,6 @@ def test_training_activations_come_from_activation_cases() -> None:
 
 def test_unknown_name() -> None:
     """An unknown case names the known ones."""
-    import pytest
-
     with pytest.raises(AttributeError, match="Gpt2Fp32AdamOnH100"):
         Scenarios.Gpt2OnAbacus
 
@@ -55,3 +56,21 @@ def test_workload_catalog_numbers() -> None:
     assert (w.layers, w.hidden_dim, w.heads, w.context_length) == (96, 12288, 96, 2048)
     assert Workloads.LLAMA3_8B.kv_heads == 8
     assert Workloads.RESNET50.hidden_dim is None
+
+
+def test_every_shipped_workload_and_case_still_loads() -> None:
+    """The shipped workloads and every named case satisfy the layout rules (heads divide the width, GQA divides)."""
+    from mlsysim_nb import Workloads
+
+    for workload in Workloads.all().values():
+        rebuilt = Workload(
+            name=workload.name,
+            parameters=workload.parameters,
+            layers=workload.layers,
+            hidden_dim=workload.hidden_dim,
+            heads=workload.heads,
+            kv_heads=workload.kv_heads,
+            context_length=workload.context_length,
+        )
+        assert rebuilt == workload
+    assert all(Scenarios[name].title() for name in Scenarios)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from mlsysim_nb import Scenarios
 from mlsysim_nb.__main__ import main
 
 NAME = "Gpt2Fp32AdamOnH100"
@@ -58,8 +60,6 @@ def test_unknown_scenario_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_list_names_every_scenario(capsys: pytest.CaptureFixture[str]) -> None:
     """`list` prints one line per named scenario."""
-    from mlsysim_nb import Scenarios
-
     assert main(["list"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines] == [name for name, *_ in Scenarios.rows()]
@@ -76,3 +76,60 @@ def test_help_lists_the_course_commands_and_hands_them_on(capsys: pytest.Capture
         main(["regrade", "--help"])
     assert done.value.code == 0
     assert "--nbgrader-db" in capsys.readouterr().out
+
+
+def _cli(args: list[str], env: dict[str, str] | None = None, stdout: Any = None) -> Any:
+    """``python -m mlsysim_nb ARGS`` in a fresh process that imports this package."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import mlsysim_nb
+
+    root = str(Path(mlsysim_nb.__file__).resolve().parents[1])
+    environment = {**os.environ, "PYTHONPATH": root, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "mlsysim_nb", *args],
+        stdout=subprocess.PIPE if stdout is None else stdout,
+        stderr=subprocess.PIPE,
+        env=environment,
+        check=False,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("args", [["list"], ["show", "Gpt2Fp32AdamOnH100"]])
+def test_cli_closed_pipe_exits_quietly(args: list[str]) -> None:
+    """Writing into a pipe whose reader has gone (`list | head -1`) ends with status 1 and no traceback."""
+    import os
+
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone before the first line
+    try:
+        result = _cli(args, stdout=write)
+    finally:
+        os.close(write)
+    assert result.returncode == 1
+    assert result.stderr == b""
+
+
+@pytest.mark.parametrize(
+    "env",
+    [{"PYTHONIOENCODING": "ascii"}, {"LC_ALL": "C", "LANG": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}],
+)
+def test_cli_under_an_ascii_terminal_degrades(env: dict[str, str]) -> None:
+    """Under an ASCII-only terminal `show` prints the derivation with ASCII spellings (x, *, ^9), no traceback."""
+    result = _cli(["show", "Gpt2XlBatch32SegmentCheckpointed"], env=env)
+    assert result.returncode == 0, result.stderr.decode("ascii", "replace")
+    assert result.stderr == b""
+    text = result.stdout.decode("ascii")
+    assert "1.5x10^9" in text or "x10^" in text
+    assert "*" in text
+
+
+def test_ascii_spelling() -> None:
+    """Symbols spelt out, a run of superscripts as one exponent, Greek by name, anything else escaped."""
+    from mlsysim_nb.__main__ import _ascii_spelling
+
+    assert _ascii_spelling("1.5×10⁹ · κ ≤ ⌊x⌋, 10⁻¹² — ☃") == "1.5x10^9 * kappa <= floor(x), 10^-12 -- \\u2603"

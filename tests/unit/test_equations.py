@@ -124,13 +124,20 @@ def test_every_name_has_notation(cls: type) -> None:
     assert set() == read - notation.keys()
 
 
-def test_a_field_symbol_is_its_knob_s() -> None:
-    """A field's symbol, unit and label in the notation are the ones its knob() declares (one declaration)."""
+def test_a_field_is_written_only_by_its_knob() -> None:
+    """No kind's equations table writes a row for a field of the kind or of its parts: the knob is its one row.
+
+    The records' rows may name a field too (the serving kind's ``context_length``); the notation then shows
+    the field's knob, not the record's row.
+    """
     from mlsysim_nb.model.knob import knobs
+    from mlsysim_nb.model.notation import RECORD_QUANTITIES
 
     for cls in CLASSES:
-        for name, declared in knobs(cls).items():
-            assert cls.notation()[name] == declared.quantity(name), (cls.__name__, name)
+        fields = {name: declared for klass in (*cls.PARTS, cls) for name, declared in knobs(klass).items()}
+        assert set(cls.EQUATIONS.notation) & set(fields) == set(), cls.__name__
+        for name in set(RECORD_QUANTITIES) & set(fields):
+            assert cls.notation()[name] == fields[name].quantity(name) != RECORD_QUANTITIES[name], (cls.__name__, name)
 
 
 def test_equation_exceptions_are_few_and_listed() -> None:

@@ -267,3 +267,22 @@ def test_step_memory_refuses_a_scenario_without_activations() -> None:
     """A state with no activations has no step to draw."""
     with pytest.raises(ValueError, match="activations given"):
         step_memory(Scenarios.Gpt2Fp32AdamOnH100)
+
+
+def test_step_memory_asks_the_kind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The figure's door calls the kind's own step_memory(); a kind that draws none refuses, naming its class."""
+    s = Scenarios.Gpt2XlBatch32SegmentCheckpointed
+    drawn = object()
+    monkeypatch.setattr(type(s), "step_memory", lambda self: drawn)
+    assert step_memory(s) is drawn
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="ParallelTrainingScenario draws no memory over one step"):
+        step_memory(Scenarios.Llama3_8BZero3On8H100)
+
+
+def test_zero_partition_asks_the_kind() -> None:
+    """ZeRO's picture is the many-device kind's data; a single-device kind refuses, naming its class."""
+    data = zero_partition(Scenarios.Llama3_8BZero3On8H100)
+    assert data.parts == ("weights", "gradients", "optimizer state", "master copy")
+    with pytest.raises(ValueError, match="TrainingStateFitScenario has no data-parallel devices"):
+        zero_partition(Scenarios.Gpt2Fp32AdamOnH100)

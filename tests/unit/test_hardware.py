@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from mlsysim_nb import Q_, Hardware, HardwareCatalog, HardwareFileError, HardwareNode, load_hardware
+from mlsysim_nb import (
+    Q_,
+    FieldError,
+    Hardware,
+    HardwareCatalog,
+    HardwareFileError,
+    HardwareNode,
+    Scenarios,
+    load_hardware,
+)
+from mlsysim_nb.records.hardware import Memory
 
 REQUIRED = [
     "A100_40GB",
@@ -125,7 +137,7 @@ def test_hardware_node_direct() -> None:
 
 
 def test_data_files_ship_in_wheel(tmp_path: Path) -> None:
-    """The built wheel contains the hardware TOML files."""
+    """The built wheel carries the top-level ``hardware/`` folder, byte for byte, inside the package."""
     import subprocess
     import sys
     import zipfile
@@ -150,16 +162,27 @@ def test_data_files_ship_in_wheel(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     wheel = next(tmp_path.glob("mlsysim_nb-*.whl"))
-    names = zipfile.ZipFile(wheel).namelist()
-    for vendor in ("nvidia", "amd", "intel", "google"):
-        assert f"mlsysim_nb/records/data/hardware/{vendor}.toml" in names
+    archive = zipfile.ZipFile(wheel)
+    names = archive.namelist()
+    shipped = sorted(p.name for p in (repo / "hardware").iterdir())
+    assert shipped == ["README.md", "amd.toml", "google.toml", "intel.toml", "nvidia.toml"]
+    for name in shipped:
+        packed = archive.read(f"mlsysim_nb/records/data/hardware/{name}")
+        assert packed == (repo / "hardware" / name).read_bytes()
     assert "mlsysim_nb/units.txt" in names
+
+
+def test_a_clone_reads_the_top_level_catalog() -> None:
+    """In a clone the catalog is read from ``hardware/`` at the top level; the package holds no second copy."""
+    from mlsysim_nb.records.hardware import _data_dir
+
+    repo = Path(__file__).resolve().parents[2]
+    assert _data_dir() == repo / "hardware"
+    assert not (repo / "mlsysim_nb" / "records" / "data" / "hardware").exists()
 
 
 def _capacity_number(text: str) -> tuple[float, str]:
     """The number and unit of a printed capacity such as "80GB" or "32 GiB"."""
-    import re
-
     match = re.fullmatch(r"([\d.]+)\s*(GB|GiB)", text)
     assert match is not None, f"cannot read the printed capacity {text!r}"
     return float(match.group(1)), match.group(2)
@@ -229,8 +252,8 @@ def test_not_utf8_names_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("vendor", 3), ("source", None), ("note", ["a"]), ("key", 1.5), ("capacity_label", 80), ("release_year", "2022"),
-     ("release_year", True), ("release_year", 22.0)],
+    [("vendor", 3), ("source", None), ("note", ["a"]), ("key", 1.5), ("capacity_label", 80), ("release_year", 1850),
+     ("release_year", True), ("release_year", 22.0), ("release_year", 2101)],
 )  # fmt: skip
 def test_text_fields_reject_wrong_types(field: str, value: object) -> None:
     """Text fields and release_year refuse values that a repr could not show, naming the field."""
@@ -239,6 +262,45 @@ def test_text_fields_reject_wrong_types(field: str, value: object) -> None:
     with pytest.raises(FieldError, match=rf"HardwareNode\.{field}: must be") as info:
         HardwareNode(name="n", memory=Memory(Q_(1, "GB"), 1e9), **{field: value})  # type: ignore[arg-type]
     assert info.value.field == field
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("", "must be a non-empty string, got ''"),
+        (None, "must be a string, got NoneType None"),
+        (3, "must be a string, got int 3"),
+    ],
+)
+def test_a_name_is_a_non_empty_string(value: object, reason: str) -> None:
+    """The name shown in tables is a string with at least one character; the message names the field and the rule."""
+    from mlsysim_nb import FieldError, Memory
+
+    with pytest.raises(FieldError, match=rf"HardwareNode\.name: {reason}$"):
+        HardwareNode(name=value, memory=Memory(Q_(1, "GB"), 1e9))  # type: ignore[arg-type]
+
+
+def test_a_year_in_a_file_may_be_typed_text(tmp_path: Path) -> None:
+    """release_year reads like every count (typed text "2022" is 2022); a year out of 1990..2100 names the key."""
+    assert load_hardware(_write(tmp_path, GOOD + 'release_year = "2022"\n'))["MY_GPU"].release_year == 2022
+    with pytest.raises(HardwareFileError, match="at most 2,100") as info:
+        load_hardware(_write(tmp_path, GOOD + "release_year = 2202\n"))
+    assert info.value.key == "release_year"
+
+
+def test_records_declare_each_field_with_a_knob() -> None:
+    """Every init field of Memory and HardwareNode but the memory record is a knob; their checks are the knobs'."""
+    import dataclasses
+
+    from mlsysim_nb import Memory
+    from mlsysim_nb.model.knob import knobs
+
+    for cls, record_fields in ((Memory, set()), (HardwareNode, {"memory"})):
+        init = {f.name for f in dataclasses.fields(cls) if f.init}
+        assert set(knobs(cls)) == init - record_fields
+    capacity = knobs(Memory)["capacity"]
+    assert (capacity.unit, capacity.least, capacity.high) == ("byte", 1024.0, 1e16)
+    assert capacity.symbol == "C_mem"
 
 
 def test_driver_capacity_must_be_information() -> None:
@@ -527,3 +589,187 @@ def test_driver_capacity_above_the_label_is_refused_in_code() -> None:
     assert HardwareNode(name="n", memory=memory, driver_capacity=Q_(81920, "MiB")).driver_capacity == Q_(80, "GiB")
     with pytest.raises(FieldError, match=r"^HardwareNode\.driver_capacity: .* 80 GiB = 81,920 MiB .* got 81921 MiB$"):
         HardwareNode(name="n", memory=memory, driver_capacity=Q_(81921, "MiB"))
+
+
+def _lab_file(tmp_path: Any, key: str, name: str, capacity: str = "1 GiB") -> Any:
+    path = tmp_path / f"{key.lower()}.toml"
+    path.write_text(
+        f'[{key}]\nname = "{name}"\nmemory_capacity = "{capacity}"\nmemory_bandwidth = "1 TB/s"\n'
+        'source = "https://lab.example/gpu"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+_LAB = '[LAB]\nname = "Lab GPU"\nmemory_capacity = "48 GiB"\nmemory_bandwidth = "960 GB/s"\nsource = "https://lab.example"\n'
+
+
+def test_memory_refuses_a_huge_integer() -> None:
+    """Memory(10**400, ...) is a FieldError naming the capacity, not an OverflowError."""
+    with pytest.raises(FieldError) as caught:
+        Memory(10**400, Q_(1, "TB/s"))
+    assert caught.value.field == "capacity"
+
+
+@pytest.mark.parametrize(
+    ("capacity", "bandwidth", "field", "text"),
+    [
+        (Q_(1e300, "GB"), "3 TB/s", "capacity", "must be from 1 KiB to 10 PB, got 1e+300 GB"),
+        ("80 GiB", Q_(1e300, "TB/s"), "bandwidth", "must be from 1 kB/s to 100 PB/s, got 1e+300 TB/s"),
+        (Q_(1e-320, "B"), "3 TB/s", "capacity", "must be from 1 KiB to 10 PB"),
+        ("20 PB", "3 TB/s", "capacity", "must be from 1 KiB to 10 PB, got 20 PB"),
+        ("80 GiB", "1 B/s", "bandwidth", "from 1 kB/s to 100 PB/s"),
+        (10**400, "3 TB/s", "capacity", "from 1 KiB to 10 PB, got 1e+400 B"),
+    ],
+)
+def test_memory_figures_are_bounded(capacity: Any, bandwidth: Any, field: str, text: str) -> None:
+    """Capacity and bandwidth outside their physical range are refused, the range said in the message."""
+    with pytest.raises(FieldError) as caught:
+        Memory(capacity, bandwidth)
+    assert caught.value.field == field
+    assert text in str(caught.value)
+
+
+def test_peak_flops_is_bounded() -> None:
+    """Peak FLOPS beyond 10 EFLOP/s (a hundred wafer-scale engines) is refused."""
+    from mlsysim_nb.records.hardware import HardwareNode
+
+    with pytest.raises(FieldError, match=r"from 1 kFLOP/s to 10 EFLOP/s, got 1e\+30 FLOPS"):
+        HardwareNode(name="x", memory=Memory("80 GiB", "3 TB/s"), peak_flops="1e30 FLOPS")
+
+
+def test_hardware_file_with_a_huge_figure_names_the_file(tmp_path: Any) -> None:
+    """A hardware file's "10**400 B" is a HardwareFileError naming the file, the entry and the key."""
+    from mlsysim_nb.errors import HardwareFileError
+    from mlsysim_nb.records.hardware import load_hardware
+
+    path = tmp_path / "lab.toml"
+    path.write_text(
+        '[BIG]\nname = "Big"\nmemory_capacity = "10**400 B"\nmemory_bandwidth = "1 TB/s"\nsource = "https://x.example"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(HardwareFileError, match=r"lab\.toml, entry \[BIG\], key 'memory_capacity': must be from 1 KiB"):
+        load_hardware(path)
+
+
+def test_the_bounds_leave_every_shipped_accelerator_alone() -> None:
+    """Every shipped accelerator lies inside the bounds (they load), and the smallest and largest are far inside."""
+    from mlsysim_nb import Hardware
+
+    capacities = [node.memory.capacity.m_as("B") for _, node in Hardware.items()]
+    assert min(capacities) > 2**30
+    assert max(capacities) < 1e13
+
+
+def test_user_file_with_a_shipped_key_is_refused_naming_both_files(tmp_path: Any) -> None:
+    """A user's [H100] is refused, naming the user's file and the shipped one; the shipped H100 and its cases stay."""
+    from mlsysim_nb.errors import HardwareFileError
+    from mlsysim_nb.records.hardware import HardwareCatalog
+
+    catalog = HardwareCatalog()
+    path = _lab_file(tmp_path, "H100", "My tiny H100")
+    with pytest.raises(HardwareFileError) as caught:
+        catalog.add_file(path)
+    message = str(caught.value)
+    assert str(path) in message
+    assert "nvidia.toml" in message
+    assert "[H100]" in message
+    assert catalog["H100"].memory.capacity == Q_(80, "GiB")
+
+
+def test_shipped_catalog_is_unchanged_after_a_refused_file(tmp_path: Any) -> None:
+    """A refused file adds nothing, not even its other entries; the named case keeps reporting "fits"."""
+    from mlsysim_nb import Hardware
+    from mlsysim_nb.errors import HardwareFileError
+
+    path = tmp_path / "two.toml"
+    path.write_text(
+        '[LAB_OK]\nname = "Lab OK"\nmemory_capacity = "1 GiB"\nmemory_bandwidth = "1 TB/s"\nsource = "https://x.example"\n'
+        '[H100]\nname = "Fake"\nmemory_capacity = "1 GiB"\nmemory_bandwidth = "1 TB/s"\nsource = "https://x.example"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(HardwareFileError):
+        Hardware.add_file(path)
+    assert "LAB_OK" not in Hardware
+    assert Hardware.H100.memory.capacity == Q_(80, "GiB")
+    assert Scenarios.Gpt2Fp32AdamOnH100.fits
+
+
+def test_user_file_with_a_shipped_display_name_is_refused(tmp_path: Any) -> None:
+    """A new key whose name is a shipped accelerator's ("NVIDIA H100", any case or spacing) is refused too."""
+    from mlsysim_nb.errors import HardwareFileError
+    from mlsysim_nb.records.hardware import HardwareCatalog
+
+    with pytest.raises(
+        HardwareFileError, match=r"name 'nvidia  H100' is already used by \[H100\] \(from .*nvidia\.toml\)"
+    ):
+        HardwareCatalog().add_file(_lab_file(tmp_path, "MY_H100", "nvidia  H100"))
+
+
+def test_duplicate_names_within_one_file_are_refused(tmp_path: Any) -> None:
+    """Two entries of one file with the same display name are refused, naming the first."""
+    from mlsysim_nb.errors import HardwareFileError
+    from mlsysim_nb.records.hardware import HardwareCatalog
+
+    path = tmp_path / "dup.toml"
+    path.write_text(
+        '[A]\nname = "Lab"\nmemory_capacity = "1 GiB"\nmemory_bandwidth = "1 TB/s"\nsource = "https://x.example"\n'
+        '[B]\nname = "Lab"\nmemory_capacity = "2 GiB"\nmemory_bandwidth = "1 TB/s"\nsource = "https://x.example"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(HardwareFileError, match=r"entry \[B\], key 'name': the name 'Lab' is already used by \[A\]"):
+        HardwareCatalog().add_file(path)
+
+
+def test_add_refuses_a_key_already_in_the_catalog() -> None:
+    """HardwareCatalog.add("H100", ...) is refused, naming where the existing entry came from."""
+    from mlsysim_nb.records.hardware import HardwareCatalog, HardwareNode
+
+    catalog = HardwareCatalog()
+    with pytest.raises(FieldError, match=r"HardwareCatalog.key: the catalog already has an accelerator \[H100\]"):
+        catalog.add("H100", HardwareNode(name="Tiny", memory=Memory("1 GiB", "1 TB/s")))
+    assert catalog.H100.memory.capacity == Q_(80, "GiB")
+
+
+def test_hardware_file_with_a_byte_order_mark_loads(tmp_path: Any) -> None:
+    """A UTF-8 file that starts with a byte-order mark (as some editors save it) loads like one without."""
+    from mlsysim_nb.records.hardware import load_hardware
+
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + _LAB.encode("utf-8"))
+    assert load_hardware(path)["LAB"].memory.capacity == Q_(48, "GiB")
+
+
+def test_empty_name_in_a_hardware_file_names_the_file_and_entry(tmp_path: Any) -> None:
+    """An empty name (name = "") is a HardwareFileError naming the file, the entry and the key, not a bare FieldError."""
+    from mlsysim_nb.errors import HardwareFileError
+    from mlsysim_nb.records.hardware import load_hardware
+
+    path = tmp_path / "noname.toml"
+    path.write_text(_LAB.replace('"Lab GPU"', '""'), encoding="utf-8")
+    with pytest.raises(HardwareFileError, match=r"noname\.toml, entry \[LAB\], key 'name': must be a non-empty"):
+        load_hardware(path)
+
+
+def test_record_rules_in_a_hardware_file_name_the_file(tmp_path: Any) -> None:
+    """A rule the record itself enforces (a capacity beyond 10 PB) is reported with the file, entry and key."""
+    from mlsysim_nb.errors import HardwareFileError
+    from mlsysim_nb.records.hardware import load_hardware
+
+    path = tmp_path / "big.toml"
+    path.write_text(_LAB.replace('"48 GiB"', '"20 PB"'), encoding="utf-8")
+    with pytest.raises(HardwareFileError, match=r"big\.toml, entry \[LAB\], key 'memory_capacity': must be from 1 KiB"):
+        load_hardware(path)
+
+
+def test_driver_capacity_needs_its_source(tmp_path: Any) -> None:
+    """A driver_capacity without driver_capacity_source is refused, like every other figure without its source."""
+    from mlsysim_nb.errors import HardwareFileError
+    from mlsysim_nb.records.hardware import load_hardware
+
+    path = tmp_path / "driver.toml"
+    path.write_text(_LAB + 'driver_capacity = "47000 MiB"\n', encoding="utf-8")
+    with pytest.raises(HardwareFileError, match=r"key 'driver_capacity': needs driver_capacity_source"):
+        load_hardware(path)
+    path.write_text(_LAB + 'driver_capacity = "47000 MiB"\ndriver_capacity_source = "https://lab.example/smi"\n')
+    assert load_hardware(path)["LAB"].driver_capacity == Q_(47000, "MiB")

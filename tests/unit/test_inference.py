@@ -332,7 +332,7 @@ _BOOLEAN = {"fits", "memory_bound"}
 
 @pytest.mark.parametrize("name", InferenceMemoryScenario.EQUATIONS.names)
 def test_formula_dimensions_are_consistent(name: str) -> None:
-    """Each formula on pint quantities of the declared base units gives its declared unit (FLOP counts aside)."""
+    """Each formula on pint quantities of the declared base units gives its declared unit (a FLOP count: a number)."""
     from mlsysim_nb.units import ureg
 
     formulas, notation = InferenceMemoryScenario.EQUATIONS.formulas, InferenceMemoryScenario.notation()
@@ -346,9 +346,13 @@ def test_formula_dimensions_are_consistent(name: str) -> None:
         base = notation[key].base
         return Q_(3.0, base) if base else 3.0
 
-    if name in _FLOPS:
-        return
     declared = notation[name].base
+    if name in _FLOPS:  # a count of FLOPs: the formula is a plain number, the notation says it counts FLOP
+        (case,) = formulas[name].cases
+        value = case.compiled(get)
+        assert declared == "FLOP", name
+        assert not hasattr(value, "dimensionality") or value.dimensionless, f"{name}: {value.dimensionality}"
+        return
     want = ureg.Unit(declared).dimensionality if declared else ureg.dimensionless.dimensionality
     for case in formulas[name].cases:
         value = case.compiled(get)
@@ -396,13 +400,13 @@ def test_the_documented_formulas_are_the_code() -> None:
         formula = InferenceMemoryScenario.EQUATIONS.formula(name)
         assert f"{symbols[name].text()} = {formula.render(symbols, 'text')}" in notes["Equation"] + notes["Assumptions"]
     assert "M_w,read = M_w − M_lookup" in notes["Equation"]  # the dense step reads all but the lookup tables
-    assert "F_step = b · (2 · P_mul + 4 · L · a · d · s_kv) / t" in notes["Equation"]  # P_mul, not P_active
+    assert "F_step = B · (2 · P_mul + 4 · L · a · d · s_kv) / t" in notes["Equation"]  # P_mul, not P_active
     doc = InferenceMemoryScenario.__doc__ or ""
     assert "read whole each step" not in doc
     assert "read only in the batch's rows" in doc
     # the field table is generated from the knobs: every field, its symbol and its default
-    for name, symbol, default in (("weight_bytes_per_parameter", "b_w", "2"), ("block_size", "B", "16"),
-                                  ("runtime_reserve", "r", "0.1"), ("prompt_length", "s_p,given", "None")):  # fmt: skip
+    for name, symbol, default in (("weight_bytes_per_parameter", "b_w", "2"), ("block_size", "s_blk", "16"),
+                                  ("runtime_reserve", "u_rt", "0.1"), ("prompt_length", "s_p,given", "None")):  # fmt: skip
         entry = doc.split(f"\n{name} : {symbol}\n", 1)[1].split("\n", 1)[0]
         assert f"Default: ``{default}``." in entry
     assert "at least 0.125" in doc  # the narrowest width the scenario accepts, as it refuses below it

@@ -75,7 +75,7 @@ _FILES = {
                 return MemoryChart((("prompt", {"prompt cache": self.magnitude("toy_prompt_cache")}),))
     """,
     "cases.py": """
-        from mlsysim_nb.catalog import case
+        from mlsysim_nb.model.cases import case
 
 
         def _toy(**fields):

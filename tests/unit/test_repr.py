@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
 
 from mlsysim_nb import (
     Q_,
@@ -23,6 +24,7 @@ from mlsysim_nb import (
 )
 from mlsysim_nb.render.charts import alt_text, memory_breakdown
 from mlsysim_nb.render.derivation import explain, step_parts
+from tests.strategies import every_kind_scenarios
 from tests.unit.test_equations import SEED_ACTIVATION, SEED_TRAINING
 
 SNAPSHOTS = Path(__file__).resolve().parents[1] / "snapshots"
@@ -235,3 +237,40 @@ def test_plain_number_inputs_show_units() -> None:
     )
     assert "bytes_per_value bytes per weight or gradient value 2 B" in text
     assert "80 GiB" in text
+
+
+FLASH = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100  # batch 32, activations 85.56 GB
+
+
+_NON_FINITE = re.compile(r"(?<![\w.])-?(inf|nan|infinity)(?![\w])", re.IGNORECASE)
+
+
+def test_derivation_says_at_which_batch_the_activations_were_stated() -> None:
+    """variant(batch_size=...) moves the activations with the batch; the inputs table says at which batch."""
+    moved = FLASH.variant(batch_size=64)
+    assert moved.activations.m_as("GB") == pytest.approx(2 * 85.5638016)
+    assert "saved activations, stated at batch_size = 64" in moved.to_html(chart=False)
+    restated = FLASH.variant(batch_size=64, activations=FLASH.activations)
+    assert restated.activations == FLASH.activations
+    assert moved.name == ""  # the case's title named batch 32; it is dropped, not kept stale
+
+
+@settings(max_examples=40, deadline=None)
+@given(every_kind_scenarios())
+def test_every_number_shown_is_finite(s: Any) -> None:
+    """For random valid inputs of every kind, no repr format shows infinity or NaN."""
+    for out in (repr(s), s.to_text(), s.to_markdown(), s.to_html(chart=False)):
+        assert _NON_FINITE.search(out) is None, _NON_FINITE.search(out)
+
+
+SEGMENTS = Scenarios.Gpt2XlBatch32SegmentCheckpointed
+
+
+def test_a_caveat_shows_in_every_repr() -> None:
+    """Twenty-eight segments of 48 layers read low; the HTML, text and Markdown reprs say so, as the panel does."""
+    s = SEGMENTS.variant(checkpoint_segments=28)
+    assert any("28 segments do not divide the 48 layers" in c for c in s.caveats())
+    assert "Caveat: 28 segments do not divide the 48 layers" in s.to_text()
+    assert "**Caveat:** 28 segments do not divide the 48 layers" in s.to_markdown()
+    assert '<div class="msn-warning">&#9888; 28 segments do not divide the 48 layers' in s.to_html(chart=False)
+    assert "do not divide" not in SEGMENTS.to_text()  # k = 8 divides 48

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import time
 from html import unescape
 from typing import Any
 
@@ -15,8 +17,10 @@ from mlsysim_nb import (
     HardwareCatalog,
     HardwareNode,
     Memory,
+    Scenarios,
     TrainingStateFitScenario,
     Workload,
+    sweep,
 )
 from mlsysim_nb.render.text import escape_markdown, one_line
 
@@ -185,7 +189,6 @@ def test_the_chart_survives_every_hostile_class(name: str) -> None:
     """The memory chart and a sweep's plot and map draw a hostile device name as its visible escapes."""
     import io
 
-    from mlsysim_nb import sweep
     from mlsysim_nb.render.charts import chart_text
 
     s = _hostile_training(name)
@@ -200,10 +203,133 @@ def test_the_chart_survives_every_hostile_class(name: str) -> None:
 @pytest.mark.parametrize("name", HOSTILE_CLASSES.values(), ids=HOSTILE_CLASSES.keys())
 def test_a_sweep_repr_is_one_escaped_line(name: str) -> None:
     """A sweep's text repr escapes the scenario's title as every other repr does (it printed it raw before)."""
-    from mlsysim_nb import sweep
-
     grid = sweep(_hostile_training(name), batch_size=[1, 2])
     for rendering in (repr(grid), grid._repr_text_(), grid._repr_html_()):
         assert not _RAW.search(rendering)
     assert one_line(name) in repr(grid)
     assert len(repr(grid).splitlines()) == 1
+
+
+T = Scenarios.Gpt2Fp32AdamOnH100
+
+
+FORGED = "GPT\nFAKE LINE: fits\x00\u202eabc\u2066\x1b[31m"
+
+
+_RAW_CHARS = ("\n", "\x00", "\u202e", "\u2066", "\x1b")
+
+
+def _forged_scenario() -> Any:
+    import dataclasses
+
+    return dataclasses.replace(T, name=FORGED)
+
+
+def _assert_no_raw_controls(text: str, lines: int | None = None) -> None:
+    body = text if lines is None else "".join(text.splitlines()[:lines])
+    for char in _RAW_CHARS:
+        assert char not in body, repr(char)
+
+
+# the former one-regex rule, kept here as the oracle the linear scan must agree with
+_OLD_AUTOLINK = re.compile(r"[A-Za-z][\w+.-]*://|\bwww\.", re.IGNORECASE)
+
+
+def _old_unlink(text: str) -> str:
+    return _OLD_AUTOLINK.sub(lambda m: m.group(0).replace(":", "&#58;").replace(".", "&#46;"), text)
+
+
+def test_text_repr_shows_controls_as_escapes() -> None:
+    """The text derivation writes NUL, ESC and bidi controls as visible escapes; the stored name is unchanged."""
+    s = _forged_scenario()
+    text = s.to_text()
+    first = text.splitlines()[0]
+    _assert_no_raw_controls(first)
+    assert first.startswith("GPT⏎FAKE LINE: fits\\x00\\u202eabc\\u2066\\x1b[31m")
+    assert not any(line.startswith("FAKE LINE") for line in text.splitlines())
+    assert s.name == FORGED
+
+
+def test_markdown_repr_shows_controls_as_escapes() -> None:
+    """The Markdown derivation holds no raw control or bidi character from a name."""
+    markdown = _forged_scenario()._repr_mimebundle_()["text/markdown"]
+    _assert_no_raw_controls(markdown.replace("\n", ""))
+    assert "\\\\x00" in markdown
+
+
+def test_compare_text_cannot_forge_a_line() -> None:
+    """compare()'s text keeps one line per row whatever a title holds; no line starts with the forged text."""
+    from mlsysim_nb import compare
+
+    forged = compare(_forged_scenario(), T)._repr_text_()
+    plain = compare(T, T)._repr_text_()
+    assert len(forged.splitlines()) == len(plain.splitlines())
+    assert not any(line.startswith("FAKE LINE") for line in forged.splitlines())
+    _assert_no_raw_controls(forged.replace("\n", ""))
+
+
+def test_compare_html_shows_controls_as_escapes() -> None:
+    """compare()'s HTML escapes markup and also shows control and bidi characters as visible escapes."""
+    from mlsysim_nb import compare
+
+    html = compare(_forged_scenario(), T)._repr_html_()
+    for char in ("\x00", "\u202e", "\u2066", "\x1b"):
+        assert char not in html
+    assert "GPT⏎FAKE LINE: fits\\x00\\u202eabc" in html
+
+
+def test_catalog_and_workload_tables_show_controls_as_escapes() -> None:
+    """Hardware catalog text, hardware and workload Markdown tables: no raw control or bidi character."""
+    from mlsysim_nb.records.hardware import HardwareCatalog, HardwareNode
+
+    catalog = HardwareCatalog()
+    node = HardwareNode(name=FORGED, memory=Memory("80 GiB", "3 TB/s"))
+    catalog.add("FORGED", node)
+    _assert_no_raw_controls(catalog._repr_text_().replace("\n", "|"))
+    for markdown in (node._repr_markdown_(), Workload(name=FORGED, parameters=10**9)._repr_markdown_()):
+        assert markdown is not None
+        _assert_no_raw_controls(markdown.replace("\n", "|"))
+
+
+def test_unlink_agrees_with_the_regex_rule() -> None:
+    """The linear bare-URL scan gives exactly the former regex's output on 20,000 random strings of URL pieces."""
+    import random
+
+    from mlsysim_nb.render.text import _unlink
+
+    rng = random.Random(20261201)  # noqa: S311 - reproducible test strings, not secrets
+    pieces = [*"wW.:/ a-_+1#&;\\", "K", "ſ", "ı", "\u212a", "é", "://", "www.", "http://", "x.y"]
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 20)))
+        assert _unlink(text) == _old_unlink(text), repr(text)
+
+
+@pytest.mark.parametrize("text", ["a" * 100_000, "w" * 100_000, "www. " * 20_000 + "a" * 50_000 + "://"])
+def test_escape_markdown_is_linear(text: str) -> None:
+    """100,000 characters escape in well under a second (the backtracking regex took over 30 s on the first two)."""
+    from mlsysim_nb.render.text import escape_markdown
+
+    start = time.perf_counter()
+    escaped = escape_markdown(text)
+    assert time.perf_counter() - start < 1.0
+    assert len(escaped) >= len(text)
+
+
+FLASH = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100
+
+
+def test_names_cannot_forge_lines_or_reverse_text_in_html() -> None:
+    """A NUL or a right-to-left override in a name is shown as an escape in the HTML repr too."""
+    s = FLASH.variant(name="mine\u202e\x00")
+    html = s.to_html(chart=False)
+    assert "\u202e" not in html
+    assert "\x00" not in html
+    assert "\\u202e" in html
+
+
+def test_the_short_repr_is_one_line_whatever_the_names() -> None:
+    """A workload named with a line break cannot add a line to repr()."""
+    workload = dataclasses.replace(FLASH.workload, name="GPT\nFAKE LINE: fits")
+    s = FLASH.variant(workload=workload)
+    assert "\n" not in repr(s)
+    assert "GPT⏎FAKE LINE: fits" in repr(s)

@@ -6,7 +6,17 @@ import dataclasses
 
 import pytest
 
-from mlsysim_nb import Q_, Hardware, NotApplicableError, Scenarios, TrainingStateFitScenario, Workloads, ureg
+from mlsysim_nb import (
+    Q_,
+    FieldError,
+    Hardware,
+    NotApplicableError,
+    Scenarios,
+    TrainingStateFitScenario,
+    Workloads,
+    explore,
+    ureg,
+)
 
 
 def test_gpt2_fp32_adam_by_hand() -> None:
@@ -172,3 +182,47 @@ def test_help_shows_equation() -> None:
     doc = TrainingStateFitScenario.update_bytes_per_parameter.__doc__
     assert doc is not None
     assert "b_step = b_val + 2 · b_upd + 2 · b_opt" in doc
+
+
+FLASH = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100  # batch 32, activations 85.56 GB
+
+
+LORA = Scenarios.Llama3_8BLoraOnH100  # 6,815,744 adapter parameters, 2 + 4 + 8 B each
+
+
+SHAPED = Scenarios.Rank16AdaptersOnHypothetical8B
+
+
+def test_too_large_adapter_blames_the_field_given() -> None:
+    """A width or matrix count that makes the adapters larger than the model names itself."""
+    wide_rank = SHAPED.variant(adapter_rank=256)  # 32 x 2 x 256 x 8192 = 134 M parameters
+    with pytest.raises(FieldError) as too_wide:
+        wide_rank.variant(adapter_in_dim=2**20)  # 17 G parameters, more than the 8 G model
+    assert too_wide.value.field == "adapter_in_dim"
+    with pytest.raises(FieldError) as too_many:
+        SHAPED.variant(adapted_matrices=64, adapter_rank=4096)
+    assert too_many.value.field == "adapter_rank"
+
+
+def test_a_run_that_overflows_is_not_called_a_fit() -> None:
+    """At batch 64 the state fits (24 GB) but the run (195.1 GB) does not; every headline says so."""
+    s = FLASH.variant(batch_size=64)
+    assert s.fits is True
+    assert s.training_fits is False
+    assert "the state fits; the run does not" in repr(s)
+    assert '<span class="msn-nofit">the state fits; the run does not</span>' in s.to_html(chart=False)
+    assert s.memory_chart().caption == "the state fits; the run does not"
+    panel = explore(FLASH)
+    panel.set("batch_size", 64)
+    assert "the run does not" in panel.chart.caption
+    assert panel.chart.ok is False
+
+
+def test_adapter_run_shows_what_it_writes_and_moves() -> None:
+    """LoRA on Llama 3.1 8B: 6,815,744 x 14 B checkpoint, x 26 B update traffic, at 3.35 TB/s."""
+    assert Q_(6_815_744 * 14, "B") == LORA.adapter_checkpoint.to("B")
+    assert Q_(6_815_744 * 26, "B") == LORA.adapter_update_traffic.to("B")
+    assert LORA.adapter_update_time.m_as("s") == pytest.approx(6_815_744 * 26 / 3.35e12)
+    html = LORA.to_html(chart=False)
+    assert "What an adapter run saves and moves" in html
+    assert LORA.checkpoint > 1000 * LORA.adapter_checkpoint  # the full-model figure stays, labelled

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
+import numpy as np
 import pytest
 
 from mlsysim_nb import (
@@ -17,6 +19,7 @@ from mlsysim_nb import (
     Workload,
     Workloads,
 )
+from mlsysim_nb.model.knob import knobs
 
 T = Scenarios.Gpt2MixedPrecisionAdamOnH100
 A = Scenarios.Gpt2XlBatch32SegmentCheckpointed
@@ -180,7 +183,6 @@ L4 = Scenarios.Llama3_1_8BServeOnL4  # 24 GB of an L4 less a 0.1 reserve: Llama 
 def _share_fields() -> list[tuple[Any, str]]:
     """Every share field of every kind (found through the registry), with its kind's first case."""
     from mlsysim_nb import kinds
-    from mlsysim_nb.model.knob import knobs
 
     out = []
     for kind in kinds.all_kinds():
@@ -271,8 +273,6 @@ def test_towers_of_powers_stay_refused(text: str) -> None:
 
 def test_the_text_reader() -> None:
     """read_text gives a number alone as a number and anything else as a quantity; parse_quantity reads '1e9'."""
-    from decimal import Decimal
-
     from mlsysim_nb.model.text import parse_quantity, read_text
 
     assert read_text("1e9") == 10**9
@@ -285,14 +285,12 @@ def test_the_text_reader() -> None:
 
 def test_a_numpy_year_is_a_year() -> None:
     """release_year=np.int64(2024) reads as 2024 (NumPy scalars read as the number they hold, README D14)."""
-    import numpy as np
-
     from mlsysim_nb import HardwareNode, Memory
 
     node = HardwareNode(name="x", memory=Memory("80 GiB", "3 TB/s"), release_year=np.int64(2024))
     assert node.release_year == 2024
     assert type(node.release_year) is int
-    with pytest.raises(FieldError, match="release_year: must be a year"):
+    with pytest.raises(FieldError, match=r"release_year: must be a whole number, got the fraction 2024\.5"):
         HardwareNode(name="x", memory=Memory("80 GiB", "3 TB/s"), release_year=np.float64(2024.5))
 
 
@@ -301,7 +299,6 @@ def _width_fields() -> list[tuple[Any, str]]:
     """Every field of every kind whose smallest nonzero amount is one bit."""
     from mlsysim_nb import kinds
     from mlsysim_nb.model.fields import ONE_BIT
-    from mlsysim_nb.model.knob import knobs
 
     out = []
     for kind in kinds.all_kinds():
@@ -389,11 +386,29 @@ def test_a_dropout_probability_refuses_a_size() -> None:
 
 def test_a_long_double_beyond_a_float_is_refused_with_its_range() -> None:
     """np.longdouble(10)**4000 in an array is refused naming 1e+4000 (it overflowed a cast with a warning before)."""
-    import numpy as np
-
     with np.errstate(over="ignore"):
         huge = np.longdouble(10) ** 4000  # infinity where a long double is a double (macOS on ARM)
     rule = r"got 1e\+4000 B" if np.isfinite(huge) else r"finite"
     with pytest.raises(FieldError, match=rf"bytes_per_value: must be .*{rule}"):
         T.variant(bytes_per_value=np.array([huge]))
     assert T.variant(bytes_per_value=np.array([2, 4], dtype=np.longdouble)).bytes_per_value.magnitude.dtype == float
+
+
+TRAIN = Scenarios.Gpt2MixedPrecisionAdamOnH100  # GPT-2 XL, 16 B per parameter, batch 32
+
+
+FLASH = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100  # batch 32, activations 85.56 GB
+
+
+@pytest.mark.parametrize("value", [1e300, 10**400, Q_(10**400, "GB"), float("inf")])
+def test_a_value_beyond_the_physical_range_is_refused(value: object) -> None:
+    """No infinity in, none out: the message names the field and its range."""
+    with pytest.raises(FieldError, match="bytes_per_value: must be"):
+        TRAIN.variant(bytes_per_value=value)
+
+
+def test_a_non_finite_result_names_its_equation() -> None:
+    """Activations of 1e-320 B make the resident batch limit infinite: not applicable, naming the equation."""
+    s = FLASH.variant(activations=Q_(1e-320, "B"))
+    with pytest.raises(NotApplicableError, match=r"resident_batch_limit = .* is not finite"):
+        _ = s.resident_batch_limit

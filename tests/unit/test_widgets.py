@@ -7,9 +7,17 @@ import timeit
 
 import pytest
 
-from mlsysim_nb import Q_, Hardware, Scenarios, compare, explore
-from mlsysim_nb.live.controls import controls_for
+from mlsysim_nb import (
+    Q_,
+    FieldError,
+    Hardware,
+    Scenarios,
+    compare,
+    explore,
+)
 from mlsysim_nb.live.explorer import MemoryBarWidget, ScenarioExplorer, chart_data
+from mlsysim_nb.model.controls import controls_for
+from mlsysim_nb.model.knob import knobs
 from mlsysim_nb.render.numbers import format_bytes
 
 
@@ -411,3 +419,73 @@ def test_counts_of_one_are_singular() -> None:
     (caveat,) = Scenarios.Gpt2XlBatch32Activations.variant(checkpoint_segments=47).caveats()
     assert "47 segments of 1 layer and leaves out the other 1 layer," in caveat
     assert "Really 1 of the segments holds 2 layers" in caveat
+
+
+FLASH = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100  # batch 32, activations 85.56 GB
+
+
+def test_the_control_offers_the_range_the_checker_accepts() -> None:
+    """One declaration: the batch control's bounds are the checker's."""
+    declared = knobs(FLASH)["batch_size"]
+    spec = explore(FLASH).specs["batch_size"]
+    assert (declared.low, declared.high) == (spec.low, spec.high)
+    FLASH.variant(batch_size=int(declared.high), activations=Q_(1, "GB"))
+    with pytest.raises(FieldError, match=f"must be at most {int(declared.high):,}"):
+        FLASH.variant(batch_size=int(declared.high) + 1)
+
+
+@pytest.mark.parametrize(
+    ("control", "value"),
+    [("batch_size", float("nan")), ("batch_size", "lots"), ("batch_size", None), ("hardware", "H900")],
+)
+def test_panel_shows_every_rejected_value(control: str, value: object) -> None:
+    """NaN, text, None or an unlisted choice: a message in the panel, the last good scenario kept."""
+    panel = explore(FLASH)
+    before = panel.scenario
+    panel.set(control, value)
+    assert "was not applied" in panel.error
+    assert "was not applied" in panel.status.value
+    assert before is panel.scenario
+
+
+@pytest.mark.parametrize(
+    ("typed", "reason"),
+    [("0", "at least 1"), ("-5", "at least 1"), ("9999999", "at most 1,048,576"), ("2.5", "fraction"), ("x", "whole")],
+)
+def test_a_typed_value_is_checked_not_clamped(typed: str, reason: str) -> None:
+    """A value typed in the batch box reaches the model's check: refused with its reason, the box reset."""
+    panel = explore(FLASH)
+    panel.controls["batch_size"].value = typed  # what the browser sends when the student presses Enter
+    assert reason in panel.error
+    assert panel.scenario.batch_size == 32
+    assert panel.controls["batch_size"].value == "32"
+
+
+def test_a_typed_whole_number_is_applied() -> None:
+    """Typing 21 gives batch 21 (every whole batch is reachable); the panel's title is not left stale."""
+    panel = explore(FLASH)
+    panel.controls["batch_size"].value = "21"
+    assert panel.scenario.batch_size == 21
+    assert panel.scenario.name == ""  # the case's title named batch 32: dropped, the title is built from the fields
+    assert "at batch 21" in str(panel.scenario.headline())
+
+
+def test_a_huge_typed_integer_is_refused_in_the_panel_with_a_short_message() -> None:
+    """10**400 typed into the batch box: refused with the field's range, the number written 1e+400."""
+    panel = explore(FLASH)
+    before = panel.scenario
+    panel.set("batch_size", 10**400)
+    assert panel.error == (
+        "batch size = 1e+400 was not applied: TrainingStateFitScenario.batch_size: must be from 1 to 1,048,576, "
+        "got 1e+400"
+    )
+    assert panel.scenario is before
+
+
+def test_control_range_messages_write_whole_numbers_with_separators() -> None:
+    """A control refusing text says "from 1 to 1,048,576", not "1.04858e+06"."""
+    from mlsysim_nb.model.controls import controls_for
+
+    spec = next(c for c in controls_for(FLASH) if c.name == "batch_size")
+    assert spec.accepts(float("nan")) == "must be a whole number from 1 to 1,048,576"
+    assert spec.accepts(10**400) == ""  # a whole number: the field's own check gives the range

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -497,3 +498,24 @@ def test_architecture_takes_the_workload_s_names() -> None:
     assert {"hidden_dim", "ffn_dim", "vocab_size", "tied_embeddings", "context_length", "kv_heads"} <= shared
     assert (arch.hidden_dim, arch.ffn_dim, arch.vocab_size, arch.tied_embeddings) == (4096, 14336, 128256, False)
     assert arch.kv == 8 and Workloads.LLAMA2_7B.architecture().kv == 32  # kv_heads not stated: the heads
+
+
+@pytest.mark.parametrize(
+    ("shape", "field", "rule"),
+    [
+        ({"hidden_dim": 4096, "heads": 32, "kv_heads": 5}, "kv_heads", "must divide heads (32) evenly"),
+        ({"hidden_dim": 4096, "heads": 32, "kv_heads": 64}, "kv_heads", "must be at most 32"),
+        ({"hidden_dim": 1000, "heads": 16}, "heads", "must divide hidden_dim (1,000) evenly"),
+    ],
+)
+def test_impossible_attention_layouts_are_refused(shape: dict[str, int], field: str, rule: str) -> None:
+    """kv_heads must divide heads (and not exceed it); heads must divide hidden_dim: each refusal names the field."""
+    with pytest.raises(FieldError, match=re.escape(rule)) as caught:
+        Workload(name="w", parameters=10**9, layers=4, **shape)
+    assert caught.value.field == field
+
+
+def test_a_workload_holds_one_model() -> None:
+    """Workload(parameters=[...]) is refused: sweep the scenario instead."""
+    with pytest.raises(FieldError, match=r"Workload\.parameters: must be a single number"):
+        Workload(name="two", parameters=[1e6, 2e6])

@@ -379,7 +379,7 @@ NOTATION: dict[str, Quantity] = {
     "segments_given": quantity("k_given", "", "checkpoint segments are stated"),
     "reference_layer": quantity("ref", "", "the layer is counted as the reference counts it (GPT-style, megatron)"),
     "has_output": quantity("has_out", "", "the workload gives its vocabulary (the output layer is sized)"),
-    "checkpoints": quantity("k", "", "checkpoints"),
+    "checkpoints": quantity("k", "", "checkpoint segments"),
     "tokens": quantity("D", "", "tokens"),
 }
 

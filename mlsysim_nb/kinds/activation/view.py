@@ -194,6 +194,12 @@ class ActivationView:
             parts.append(f"{_segments(self.checkpoint_segments)} {segments}")
         return Headline(f"{self.default_title()}: " + ", ".join(parts))
 
+    def step_memory(self) -> Any:
+        """Memory over one step, event by event (``mlsysim_nb.kinds.activation.figures``)."""
+        from mlsysim_nb.kinds.activation.figures import segments_step
+
+        return segments_step(self)
+
     def memory_chart(self: ActivationLike) -> MemoryChart:
         """One bar per recomputation strategy, the attention scores apart from the linear terms."""
         m = self.magnitude
@@ -250,7 +256,7 @@ class ActivationView:
 
     def controls(self: ActivationLike) -> list[Any]:
         """Model, micro-batch, sequence, width, attention, accounting, feed-forward multiple, segments, strategy."""
-        from mlsysim_nb.live import controls as c
+        from mlsysim_nb.model import controls as c
 
         return [
             c.catalog_control(self, "workload"),

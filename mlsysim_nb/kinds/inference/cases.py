@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from mlsysim_nb.catalog import Factory, case
+from mlsysim_nb.model.cases import Factory, case
 
 __all__ = ["CASES", "opt_13b"]
 

@@ -110,12 +110,12 @@ class InferenceMemoryScenario(InferenceView, Scenario):
         "16-bit, 1 for an 8-bit cache",
     )  # fmt: skip
     batch_size: Any = knob(
-        1, kind="count", symbol="b", label="concurrent sequences", high=2**16, control="log",
+        1, kind="count", symbol="B", label="concurrent sequences", high=2**16, control="log",
         help="sequences decoded together, each with its own cache",
     )  # fmt: skip
     context_length: Any = knob(
-        4096, kind="count", symbol="s", label="context per sequence (prompt + generated)", high=2**24,
-        control="log", help="tokens each sequence holds at the step costed: its prompt plus the tokens generated",
+        4096, kind="count", symbol="s", label="sequence length", high=2**24, control="log",
+        help="tokens each sequence holds at the step costed, its context: its prompt plus the tokens generated",
         within=CONTEXT_WINDOW,
     )  # fmt: skip
     prompt_length: Any = knob(
@@ -123,7 +123,7 @@ class InferenceMemoryScenario(InferenceView, Scenario):
         control="log", help="tokens of each prompt, at most the context; None: half the context",
     )  # fmt: skip
     block_size: Any = knob(
-        16, kind="count", symbol="B", label="cache block (tokens)", high=4096, control="log",
+        16, kind="count", symbol="s_blk", label="cache block (tokens)", high=4096, control="log",
         help="tokens per block of the paged KV cache (16 by default in vLLM)",
     )  # fmt: skip
     tensor_parallel: Any = knob(
@@ -132,7 +132,7 @@ class InferenceMemoryScenario(InferenceView, Scenario):
         "(vLLM's rule)",
     )  # fmt: skip
     runtime_reserve: Any = knob(
-        0.1, kind="share", symbol="r", label="runtime reserve (share of device memory)", positive=False, high=0.9,
+        0.1, kind="share", symbol="u_rt", label="runtime reserve (share of device memory)", positive=False, high=0.9,
         help=_RESERVE_HELP,
     )  # fmt: skip
     name: str = dataclasses.field(default="", compare=False)

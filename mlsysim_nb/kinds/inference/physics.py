@@ -7,7 +7,7 @@ Sources
 -------
 * Kwon et al. (2023), "Efficient Memory Management for Large Language Model Serving with PagedAttention",
   SOSP '23, Sec. 3 and 4: the KV cache of one token is ``2 × layers × heads × head_dim × bytes`` (800 KB for
-  OPT-13B in FP16), kept in fixed-size blocks of ``B`` tokens (16 by default in vLLM), so a sequence wastes
+  OPT-13B in FP16), kept in fixed-size blocks of ``s_blk`` tokens (16 by default in vLLM), so a sequence wastes
   at most one block's unfilled slots.
 * Ainslie et al. (2023), "GQA: Training Generalized Multi-Query Transformer Models from Multi-Head
   Checkpoints": ``a_kv`` key/value heads shared by the ``a`` query heads shrink the cache by ``a/a_kv``.
@@ -185,7 +185,7 @@ _FIT = [
         "max_batch_size",
         "max(floor(kv_budget / sequence_memory), 0)",
         "Most sequences of this context whose blocks fit beside the weights and reserve (0: none).",
-        symbol="b_max",
+        symbol="B_max",
         label="largest batch at this context",
     ),
     _D(
@@ -216,11 +216,11 @@ _DECODE = [
     _D(
         "experts_touched",
         "experts * (1 - max(1 - experts_per_token / experts, 0) ** batch_size)",
-        "Distinct experts per layer one decode step reads: the expected number the b tokens touch when each "
-        "picks k of the E experts uniformly at random (k at b = 1, all E for a large batch); max(·, 0) changes "
-        "nothing, as k ≤ E.",
+        "Distinct experts per layer one decode step reads: the expected number the B tokens touch when each "
+        "picks k_exp of the E experts uniformly at random (k_exp at B = 1, all E for a large batch); max(·, 0) "
+        "changes nothing, as k_exp ≤ E.",
         note="An assumption: real routers are not uniform, so a step may read fewer distinct experts.",
-        symbol="E_b",
+        symbol="E_B",
         label="experts read per layer and step",
     ),
     _D(
@@ -237,7 +237,7 @@ _DECODE = [
         "weight_bytes_per_parameter * (lookup_split_parameters / tensor_parallel + lookup_replicated_parameters)",
         "Weights of the lookup tables on one device: the token embeddings when the output layer has its own "
         "weights, and learned position embeddings (the vocabulary axis split over t). A step reads only the "
-        "rows of its b tokens, b·h values, which the model counts as nothing.",
+        "rows of its B tokens, B·h values, which the model counts as nothing.",
         "GB",
         symbol="M_lookup",
         label="lookup tables' weights",
@@ -246,7 +246,7 @@ _DECODE = [
     _D(
         "weights_read_per_step",
         doc="Weights one device reads per decode step: all but the lookup tables for a dense model; for a "
-        "mixture of experts, the routed experts' only for the E_b of E the batch touches.",
+        "mixture of experts, the routed experts' only for the E_B of E the batch touches.",
         unit="GB",
         cases=(
             Case(
@@ -290,7 +290,7 @@ _DECODE = [
         "decode_flops_per_step",
         "batch_size * (2 * multiplied_parameters + 4 * layers * heads * head_dim * kv_tokens) / tensor_parallel",
         "FLOPs one device does per decode step: 2 per multiplied parameter and token, and 4·L·a·d per cached "
-        "token attended (scores and weighted sum), for each of the b sequences, split over t.",
+        "token attended (scores and weighted sum), for each of the B sequences, split over t.",
         "GFLOP",
         symbol="F_step",
         label="FLOPs per step",
@@ -357,7 +357,7 @@ _PREFILL = [
         "batch_size * (2 * multiplied_parameters * prompt_tokens + 2 * layers * heads * head_dim * prompt_tokens ** 2)"
         " / tensor_parallel",
         "FLOPs one device does for the prompts: 2 per multiplied parameter and prompt token, and causal attention's "
-        "2·L·a·d·s_p² (half the s_p² scores), for each of the b sequences, split over t.",
+        "2·L·a·d·s_p² (half the s_p² scores), for each of the B sequences, split over t.",
         "TFLOP",
         symbol="F_pre",
         label="prefill FLOPs",
@@ -380,7 +380,7 @@ NOTATION: dict[str, Quantity] = {
     "context_window": quantity("s_win", "", "the model's context window"),
     "sliding_window": quantity("W", "", "sliding attention window"),
     "experts": quantity("E", "", "routed experts"),
-    "experts_per_token": quantity("k", "", "experts per token"),
+    "experts_per_token": quantity("k_exp", "", "experts per token"),
     "active_parameters": quantity("P_active", "", "active parameters"),
     "replicated_parameters": quantity("P_rep", "", "parameters every device holds whole"),
     "kv_projection_parameters": quantity("P_kv", "", "parameters of the K and V projections"),
@@ -388,7 +388,6 @@ NOTATION: dict[str, Quantity] = {
     "expert_parameters": quantity("P_exp", "", "parameters of the routed experts"),
     "lookup_split_parameters": quantity("P_lookup,tp", "", "parameters of the lookup tables split over t"),
     "lookup_replicated_parameters": quantity("P_lookup,rep", "", "parameters of the lookup tables every device holds"),
-    "peak_flops": quantity("F_peak", "FLOP/second", "peak arithmetic (dense 16-bit)"),
     "has_sliding_window": quantity("[W]", "", "sliding-window attention"),
     "has_experts": quantity("[E > 0]", "", "a mixture of experts"),
     "prompt_given": quantity("[s_p given]", "", "prompt length stated"),

@@ -89,7 +89,7 @@ def notes(symbols: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
         "the layer table's cache rows hold: an attention layer's key and value, a_kv,dev · d each, for the "
         "key/value heads the device holds (2 · L · a_kv,dev · d for L such layers; Kwon et al. 2023), a_kv/a of "
         "multi-head attention's under grouped-query attention (Ainslie et al. 2023). Each sequence takes whole "
-        "blocks of B tokens, so its last block's empty slots are the block waste. Tensor parallelism splits the "
+        "blocks of s_blk tokens, so its last block's empty slots are the block waste. Tensor parallelism splits the "
         "heads, the MLP width and the vocabulary over t devices (Shoeybi et al. 2019); with fewer key/value heads "
         "than devices each is replicated, as vLLM does. A decode step reads "
         f"{_formula(symbols, 'weights_read_per_step')} of weights (dense: all but the lookup tables) beside the "
@@ -102,8 +102,8 @@ def notes(symbols: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
         "its whole context; every weight a step uses is read once per step, a lookup table (token "
         "embeddings untied from the output layer, learned positions) only in its tokens' rows, counted as "
         "nothing, and none assumed where the workload does not state its vocabulary or position "
-        "encoding; a mixture of experts' tokens pick their experts uniformly at random, so b tokens touch "
-        f"{_formula(symbols, 'experts_touched')} distinct experts per layer (k at b = 1); peak bandwidth and "
+        "encoding; a mixture of experts' tokens pick their experts uniformly at random, so B tokens touch "
+        f"{_formula(symbols, 'experts_touched')} distinct experts per layer (k_exp at B = 1); peak bandwidth and "
         "peak FLOPS are reached. The reserve default, 10 % of each device, is what vLLM's default "
         "gpu_memory_utilization of 0.9 leaves outside the engine's budget (0.92 in its current "
         "releases); the activations vLLM profiles inside that budget are not counted, so the largest batch is "
@@ -299,12 +299,12 @@ class InferenceView:
         )
         rows.append(("hardware.memory.bandwidth", RECORD_QUANTITIES["bandwidth"].label, f"{node.memory.bandwidth:~P}"))
         if node.peak_flops is not None:
-            rows.append(("hardware.peak_flops", "peak arithmetic (dense 16-bit)", f"{node.peak_flops:~P}"))
+            rows.append(("hardware.peak_flops", RECORD_QUANTITIES["peak_flops"].label, f"{node.peak_flops:~P}"))
         return rows
 
     def controls(self: InferenceLike) -> list[Any]:
         """Device, model, the widths, the batch and context, the block, t and the reserve."""
-        from mlsysim_nb.live import controls as c
+        from mlsysim_nb.model import controls as c
 
         fields = ("weight_bytes_per_parameter", "kv_bytes_per_value", "batch_size", "context_length",
                   "block_size", "tensor_parallel")  # fmt: skip

@@ -108,7 +108,7 @@ NOTATION: dict[str, Quantity] = {
     ),
     # -- what the fields give the formulas
     "gradient_width_given": Quantity(Symbol("[b_g given]"), "", "gradient width stated"),
-    "experts_per_token": quantity("k", "", "experts per token"),
+    "experts_per_token": quantity("k_exp", "", "experts per token"),
     "active_parameters": quantity("P_active", "", "active parameters"),
     # -- what the layer table gives them (kinds/parallel/table.py)
     "sp_row_bytes": quantity("Σ_SP", "byte", "bytes per token and hidden unit of the rows only SP splits"),

@@ -322,6 +322,12 @@ class ParallelView:
             return Headline(line, Verdict("the state fits; the run does not", ok=False))
         return Headline(line, Verdict(_OVERFLOWS, ok=False))
 
+    def zero_partition(self, stages: tuple[int, ...] = (0, 1, 2, 3)) -> Any:
+        """What each ZeRO stage shards over the data-parallel devices (``mlsysim_nb.kinds.parallel.figures``)."""
+        from mlsysim_nb.kinds.parallel.figures import zero_partition
+
+        return zero_partition(self, stages)
+
     def memory_chart(self: ParallelLike) -> MemoryChart:
         """One device's memory (the stage that holds the most), part by part, against its capacity."""
         m = self.magnitude
@@ -382,7 +388,7 @@ class ParallelView:
 
     def controls(self: ParallelLike) -> list[Any]:
         """Device, the layout (N_d, ZeRO stage, t, SP, p, m) and the recomputation strategy."""
-        from mlsysim_nb.live import controls as c
+        from mlsysim_nb.model import controls as c
 
         device = c.catalog_control(
             self.state, "hardware", bind=lambda s, node: {"state": s.state.variant(hardware=node)}

@@ -264,6 +264,12 @@ class TrainingView:
             return Headline(line, Verdict("the state fits; the run does not", ok=False))
         return Headline(line, Verdict("does not fit: the state alone overflows", ok=False))
 
+    def step_memory(self) -> Any:
+        """Memory over one step, event by event (``mlsysim_nb.kinds.training.figures``)."""
+        from mlsysim_nb.kinds.training.figures import training_step
+
+        return training_step(self)
+
     def memory_chart(self: TrainingLike) -> MemoryChart:
         """One bar for this run (and one for full tuning in adapter mode) against the device's capacity."""
         m = self.magnitude
@@ -312,7 +318,7 @@ class TrainingView:
 
     def controls(self: TrainingLike) -> list[Any]:
         """Device, model, precision, optimizer, master copy, batch and adapters."""
-        from mlsysim_nb.live import controls as c
+        from mlsysim_nb.model import controls as c
 
         specs = [
             c.catalog_control(self, "hardware"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mlsysim_nb.render.figures.style import COLORS, as_bytes, capacity_bytes, gb_text, new_figure
+from mlsysim_nb.render.figures.style import COLORS, gb_text, new_figure
 
 __all__ = ["StepMemory", "step_memory", "step_memory_figure"]
 
@@ -44,103 +44,17 @@ class StepMemory:
         return next(t for t, c in zip(self.times, self.curve, strict=True) if c == top)
 
 
-def _segments_step(scenario: Any) -> StepMemory:
-    """An activation scenario with ``k`` checkpoint segments: forward keeps segment inputs, backward recomputes."""
-    layers, k = int(scenario.workload.layers), int(scenario.checkpoint_segments)
-    if layers % k:
-        raise ValueError(f"step_memory draws segments that divide the {layers} layers evenly, got k = {k}")
-    boundary = as_bytes(scenario.segment_input)
-    layer = as_bytes(scenario.per_token_activations) / layers
-    per = int(scenario.segment_layers)
-    t, held = 0.0, 0.0
-    times, curve, phases = [0.0], [0.0], []
-    for seg in range(k):  # forward: a segment's layers live while it runs; its input is kept
-        held += boundary
-        for i in range(per):
-            t += 1
-            times.append(t)
-            curve.append(held + (i + 1) * layer)
-        if seg != k - 1:  # the next segment starts: this one's layers are discarded, its output is the next input
-            times.append(t)
-            curve.append(held)
-    phases.append(("forward", 0.0, t))
-    start = t
-    for seg in reversed(range(k)):  # backward: recompute the segment from its input, then free layer by layer
-        base = (seg + 1) * boundary
-        if seg != k - 1:
-            for i in range(per):
-                t += 1
-                times.append(t)
-                curve.append(base + (i + 1) * layer)
-        for i in range(per):
-            t += 2
-            times.append(t)
-            curve.append(base + (per - i - 1) * layer - (boundary if i == per - 1 else 0.0))
-    phases.append(("backward, recomputing each segment", start, t))
-    return StepMemory(
-        (),
-        "saved activations",
-        tuple(times),
-        tuple(curve),
-        tuple(phases),
-        capacity_bytes(scenario),
-        f"{scenario.workload.name}: k = {k} checkpoint segments",
-        boundaries=tuple(float(per * j) for j in range(1, k)),
-    )
-
-
 def step_memory(scenario: Any) -> StepMemory:
-    """Memory over one step of a single-device training scenario, or of an activation scenario with segments.
+    """Memory over one step of ``scenario``, as its kind draws it (``scenario.step_memory()``).
 
-    Training scenario (``TrainingStateFitScenario`` with ``activations`` given): the weights, gradients,
-    optimizer state and master copy are resident throughout, as ``training_total`` counts them (the gradient
-    buffer allocated for the whole step, as when gradients persist between steps); the forward pass adds
-    ``activations/L`` per layer, the backward pass frees it layer by layer, then the optimizer step updates
-    the state in place. The peak, at the end of the forward pass, is ``training_total``.
-
-    Activation scenario with ``checkpoint_segments``: no state; the forward pass keeps each segment's input
-    and discards the rest, the backward pass recomputes one segment at a time. The peak is
-    ``checkpointed_activations``.
+    A kind that draws one says how, in its own folder (``kinds/<kind>/figures.py``): the training kind the
+    state resident throughout and the activations built and freed layer by layer, the activation kind the
+    segment inputs and the one live segment of checkpointing. A kind that draws none refuses, saying why.
     """
     if scenario.is_sweep:
         raise ValueError("step_memory draws one scenario, not a sweep")
-    if getattr(scenario, "checkpoint_segments", None) is not None and hasattr(scenario, "segment_input"):
-        return _segments_step(scenario)
-    acts = getattr(scenario, "activations", None)
-    if acts is None or callable(acts) or not hasattr(scenario, "training_total"):
-        raise ValueError(
-            "step_memory needs a single-device training scenario with activations given, "
-            "or an activation scenario with checkpoint_segments"
-        )
-    if getattr(scenario, "adapter_mode", False):  # the frozen base, and the adapters' own state
-        parts = [("weights", scenario.weights), ("adapter state", scenario.adapter_state)]
-    else:
-        parts = [
-            ("weights", scenario.weights),
-            ("gradients", scenario.gradients),
-            ("optimizer state", scenario.optimizer_state),
-            ("master copy", scenario.master_weights),
-        ]
-    resident = tuple((label, as_bytes(q)) for label, q in parts if as_bytes(q) > 0)
-    if abs(sum(size for _, size in resident) - as_bytes(scenario.total)) > 1e-6 * as_bytes(scenario.total):
-        raise ValueError("the state's parts do not add up to its total")  # pragma: no cover - a model change
-    layers = int(scenario.workload.layers)
-    layer = as_bytes(acts) / layers
-    times, curve = [0.0], [0.0]
-    for i in range(layers):
-        times.append(i + 1.0)
-        curve.append((i + 1) * layer)
-    for i in range(layers):
-        times.append(layers + 2.0 * (i + 1))
-        curve.append((layers - i - 1) * layer)
-    backward_end = 3.0 * layers
-    update = max(2.0, layers / 8)  # the optimizer step's width is schematic
-    times.append(backward_end + update)
-    curve.append(0.0)
-    phases = (("forward", 0.0, float(layers)), ("backward", float(layers), backward_end),
-              ("optimizer step", backward_end, backward_end + update))  # fmt: skip
-    return StepMemory(resident, "saved activations", tuple(times), tuple(curve), phases, capacity_bytes(scenario),
-                      f"{scenario.workload.name}: one training step")  # fmt: skip
+    data: StepMemory = scenario.step_memory()
+    return data
 
 
 def step_memory_figure(data: StepMemory, ax: Any = None) -> Any:

@@ -6,15 +6,8 @@ from typing import Any
 
 from mlsysim_nb.kinds import all_colors
 
-__all__ = ["COLORS", "DPI", "ZERO_PARTS", "as_bytes", "capacity_bytes", "gb_text", "new_figure"]
+__all__ = ["COLORS", "DPI", "as_bytes", "capacity_bytes", "gb_text", "new_figure"]
 
-#: The state's parts, in drawing order: (label, the per-device property, the property naming its shards).
-ZERO_PARTS = (
-    ("weights", "weights_per_device", "weight_shards"),
-    ("gradients", "gradients_per_device", "gradient_shards"),
-    ("optimizer state", "optimizer_state_per_device", "optimizer_shards"),
-    ("master copy", "master_weights_per_device", "optimizer_shards"),
-)
 #: The memory parts take the colours the kinds declare (the memory bar's); the passes their own.
 COLORS = {**all_colors(), "forward": "#4C72B0", "backward": "#55A868"}
 DPI = 72

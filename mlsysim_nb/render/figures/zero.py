@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mlsysim_nb.render.figures.style import COLORS, ZERO_PARTS, as_bytes, capacity_bytes, new_figure
+from mlsysim_nb.render.figures.style import COLORS, new_figure
 
 __all__ = ["ZeroPartition", "zero_partition", "zero_partition_figure"]
 
@@ -26,26 +26,15 @@ class ZeroPartition:
 
 
 def zero_partition(scenario: Any, stages: tuple[int, ...] = (0, 1, 2, 3)) -> ZeroPartition:
-    """The data of ZeRO's picture for a ``ParallelTrainingScenario``: each stage is ``variant(zero_stage=…)``."""
+    """The data of ZeRO's picture for ``scenario``, as its kind computes it (``scenario.zero_partition(stages)``).
+
+    The many-device kind computes it in its own folder (``kinds/parallel/figures.py``): each stage is
+    ``variant(zero_stage=…)``. A kind without data-parallel devices refuses, saying why.
+    """
     if scenario.is_sweep:
         raise ValueError("zero_partition draws one layout, not a sweep")
-    data_parallel = int(scenario.data_parallel)
-    if data_parallel < 2:
-        msg = f"ZeRO shards across data-parallel devices: data_parallel must be at least 2, got {data_parallel}"
-        raise ValueError(msg)
-    per_device: dict[int, dict[str, float]] = {}
-    sharded: dict[int, dict[str, bool]] = {}
-    for stage in stages:
-        s = scenario.variant(zero_stage=stage)
-        per_device[stage] = {label: as_bytes(getattr(s, prop)) for label, prop, _ in ZERO_PARTS}
-        sharded[stage] = {label: int(getattr(s, shards)) > 1 for label, _, shards in ZERO_PARTS}
-    return ZeroPartition(
-        data_parallel=data_parallel,
-        parts=tuple(label for label, _, _ in ZERO_PARTS),
-        per_device=per_device,
-        sharded=sharded,
-        capacity=capacity_bytes(scenario),
-    )
+    data: ZeroPartition = scenario.zero_partition(stages)
+    return data
 
 
 _STAGE_WORDS = {0: "replicated", 1: "optimizer sharded", 2: "+ gradients", 3: "+ weights"}

@@ -3,7 +3,8 @@
 A scenario kind lists its controls (``scenario.controls()``) with the builders
 here; each numeric control takes its range, scale, label and choices from the
 field's one declaration (:class:`mlsysim_nb.model.knob.Knob`), so a control offers
-exactly what validation accepts. This module never asks which kind of scenario
+exactly what validation accepts. It lives beside the model, so a kind's ``view.py``
+imports nothing from the live panel. This module never asks which kind of scenario
 it holds. :mod:`mlsysim_nb.live.explorer` renders the records as ipywidgets; any
 other front end could.
 """
