@@ -15,6 +15,7 @@ import numpy as np
 from mlsysim_nb.errors import FieldError, FieldUnitError, show_number
 from mlsysim_nb.model.text import parse_quantity
 from mlsysim_nb.model.values import (
+    FLOAT_MAX,
     as_array,
     as_scalar,
     brief,
@@ -76,6 +77,8 @@ def check_count(  # noqa: C901 - one check per way a count can be wrong, each wi
     ...
     mlsysim_nb.errors.FieldError: S.batch_size: must be at least 1, got 0
     """
+    if type(value) is int and minimum <= value <= (FLOAT_MAX if maximum is None else maximum):
+        return value  # the common case: a plain int in range, which every check below would pass unchanged
     if value is None:
         if optional:
             return None

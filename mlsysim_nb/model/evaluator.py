@@ -45,7 +45,7 @@ class Env:
         self.formulas = formulas
         self.constants = constants
         if vectorised is None:
-            vectorised = any(type(v) is np.ndarray for v in values.values())
+            vectorised = np.ndarray in set(map(type, values.values()))
         self.vectorised = vectorised
 
     def get(self, name: str) -> Any:
@@ -86,7 +86,7 @@ class Env:
 
     def with_inputs(self, extra: Mapping[str, Any]) -> Env:
         """A child environment for a method call: ``extra`` inputs, the same cached values."""
-        vectorised = self.vectorised or any(type(v) is np.ndarray for v in extra.values())
+        vectorised = self.vectorised or np.ndarray in set(map(type, extra.values()))
         return Env({**self.values, **extra}, self.needs, self.formulas, self.constants, vectorised=vectorised)
 
 

@@ -11,6 +11,7 @@ default presentation in :mod:`~mlsysim_nb.model.defaults`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from mlsysim_nb.model.changes import ORIGIN, Follows, changed_fields, make_varia
 from mlsysim_nb.model.defaults import Presentation
 from mlsysim_nb.model.equations import EQUATIONS_SHOWN, Equations, equation_block
 from mlsysim_nb.model.evaluator import Env, is_array, unit_wrapper
-from mlsysim_nb.model.knob import declared_knobs, knobs
+from mlsysim_nb.model.knob import Knob, declared_knobs, knobs
 from mlsysim_nb.model.notation import RECORD_QUANTITIES, Quantity, merge
 
 __all__ = ["Scenario", "changed_fields", "derived", "is_array"]
@@ -74,6 +75,13 @@ def _hashable(value: Any) -> Any:
     if hasattr(value, "units") and hasattr(value, "magnitude"):
         return (float(value.to_base_units().magnitude), str(value.to_base_units().units))
     return value
+
+
+@functools.lru_cache(maxsize=64)
+def _declared(cls: type) -> tuple[tuple[tuple[str, Knob], ...], tuple[tuple[str, Knob], ...]]:
+    """A class's declared fields as ``(name, knob)`` pairs, and those a record's limit bounds (read once per class)."""
+    pairs = tuple(knobs(cls).items())
+    return pairs, tuple((name, k) for name, k in pairs if k.within is not None)
 
 
 _NOTATION: dict[type, Mapping[str, Quantity]] = {}
@@ -196,7 +204,8 @@ class Scenario(Presentation):
         made_from = ORIGIN.get()
         # variant(): a field left as it was (the very same object) was checked when the origin was made
         known = made_from._checked if type(made_from) is type(self) else {}  # noqa: SLF001 - same class
-        for name, declared in knobs(self).items():
+        declared_fields, limited = _declared(type(self))
+        for name, declared in declared_fields:
             value = getattr(self, name)
             if name in known and value is getattr(made_from, name):
                 magnitudes[name] = known[name]
@@ -204,9 +213,12 @@ class Scenario(Presentation):
             stored, magnitudes[name] = declared.check(owner, name, value)
             object.__setattr__(self, name, stored)
         object.__setattr__(self, "_checked", dict(magnitudes))
-        for name, declared in knobs(self).items():
-            if declared.within is not None:  # a limit a record sets: checked on every kind alike
-                declared.within.check(self, name, magnitudes[name], changed_fields())
+        if limited:
+            changed = changed_fields()
+            for name, declared in limited:  # a limit a record sets: checked on every kind alike
+                declared.within.check(self, name, magnitudes[name], changed)  # type: ignore[union-attr]
+        if np.ndarray not in set(map(type, magnitudes.values())):
+            return magnitudes  # no array: nothing to broadcast
         arrays = {k: np.shape(v) for k, v in magnitudes.items() if isinstance(v, np.ndarray) and v.ndim}
         if len(arrays) > 1:
             try:
