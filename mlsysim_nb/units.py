@@ -103,7 +103,7 @@ def same_units(template: Any, value: Any) -> Any:
     if type(template) is not _QUANTITY_CLASS or not _fast_copy_works():
         return Q_(value, template.units)
     q = object.__new__(_QUANTITY_CLASS)
-    q._magnitude = value  # noqa: SLF001 - the layout checked once below
+    q._magnitude = value  # the layout checked once, by _fast_copy_works()
     q._units = template._units  # noqa: SLF001
     return q
 
@@ -117,13 +117,13 @@ def _fast_copy_works() -> bool:
     try:
         template = Q_(2.0, "GiB")
         q = object.__new__(_QUANTITY_CLASS)
-        q._magnitude = 3.5  # noqa: SLF001 - checked against the public constructor here
+        q._magnitude = 3.5  # checked against the public constructor here
         q._units = template._units  # noqa: SLF001
         expected = Q_(3.5, "GiB")
-        return bool(q == expected) and format(q, "~P") == format(expected, "~P") and q.to("byte").m == expected.m_as("B")
+        same_text = format(q, "~P") == format(expected, "~P")
+        return bool(q == expected) and same_text and q.to("byte").m == expected.m_as("B")
     except Exception:  # noqa: BLE001 - any failure means: use the public constructor
         return False
-
 
 
 def unit_container(quantity: Any) -> Any:

@@ -63,7 +63,7 @@ def _count_magnitude(owner: str, field: str, value: Any, bound: str) -> Any:
         return magnitude * scale
 
 
-def check_count(  # noqa: C901 - one check per way a count can be wrong, each with its message
+def check_count(  # noqa: C901, PLR0912 - one check per way a count can be wrong, each with its message
     owner: str, field: str, value: Any, *, minimum: int = 1, maximum: int | None = None, optional: bool = False
 ) -> Any:
     """A whole number ``>= minimum`` (an int, an integral float, count text, or an array of them).
