@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
-import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,12 +76,17 @@ class Follows:
         return same_units(current, magnitude / factor(unit_container(current), declared[self.field].unit))
 
 
-@functools.lru_cache(maxsize=64)
+_FIELD_NAMES: dict[type, tuple[tuple[str, ...], frozenset[str], tuple[str, ...]]] = {}
+
+
 def _field_names(cls: type) -> tuple[tuple[str, ...], frozenset[str], tuple[str, ...]]:
     """A dataclass's field names in order, as a set, and the names ``__init__`` takes (read once per class)."""
-    fields = dataclasses.fields(cls)
-    names = tuple(f.name for f in fields)
-    return names, frozenset(names), tuple(f.name for f in fields if f.init)
+    found = _FIELD_NAMES.get(cls)
+    if found is None:
+        fields = dataclasses.fields(cls)
+        names = tuple(f.name for f in fields)
+        found = _FIELD_NAMES[cls] = (names, frozenset(names), tuple(f.name for f in fields if f.init))
+    return found
 
 
 def make_variant(scenario: Any, changes: dict[str, Any]) -> Any:

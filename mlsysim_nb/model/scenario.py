@@ -11,7 +11,6 @@ default presentation in :mod:`~mlsysim_nb.model.defaults`.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -77,11 +76,16 @@ def _hashable(value: Any) -> Any:
     return value
 
 
-@functools.lru_cache(maxsize=64)
+_DECLARED: dict[type, tuple[tuple[tuple[str, Knob], ...], tuple[tuple[str, Knob], ...]]] = {}
+
+
 def _declared(cls: type) -> tuple[tuple[tuple[str, Knob], ...], tuple[tuple[str, Knob], ...]]:
     """A class's declared fields as ``(name, knob)`` pairs, and those a record's limit bounds (read once per class)."""
-    pairs = tuple(knobs(cls).items())
-    return pairs, tuple((name, k) for name, k in pairs if k.within is not None)
+    found = _DECLARED.get(cls)
+    if found is None:
+        pairs = tuple(knobs(cls).items())
+        found = _DECLARED[cls] = (pairs, tuple((name, k) for name, k in pairs if k.within is not None))
+    return found
 
 
 _NOTATION: dict[type, Mapping[str, Quantity]] = {}
