@@ -100,7 +100,10 @@ def is_array(value: Any) -> bool:
 
 
 def _finite(value: Any) -> bool:
-    if isinstance(value, (bool, int)):
+    kind = type(value)
+    if kind is float:  # the common cases first, by exact type
+        return math.isfinite(value)
+    if kind is int or kind is bool or isinstance(value, (bool, int)):
         return True
     if isinstance(value, float):
         return math.isfinite(value)
