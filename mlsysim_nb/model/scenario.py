@@ -43,16 +43,16 @@ def derived(name: str, *, post: Callable[[Any], Any] | None = None) -> Any:
     return _Derived(name, post)
 
 
-def _property(name: str, post: Callable[[Any], Any] | None, wrap: Callable[[Any], Any], doc: str) -> property:
-    if post is None:
+def _property(name: str, post: Callable[[Any], Any] | None, owner: type[Scenario], doc: str) -> property:
+    # the unit wrapper is built on first read (it converts units with pint), so making a class stays quick
+    wrap: Callable[[Any], Any] | None = None
 
-        def fget(self: Scenario) -> Any:
-            return wrap(self._env.get(name))
-
-    else:
-
-        def fget(self: Scenario) -> Any:
-            return wrap(post(self._env.get(name)))
+    def fget(self: Scenario) -> Any:
+        nonlocal wrap
+        if wrap is None:
+            wrap = owner.wrapper(name)
+        value = self._env.get(name)
+        return wrap(value if post is None else post(value))
 
     fget.__name__ = name
     return property(fget, doc=doc)
@@ -138,7 +138,7 @@ class Scenario(Presentation):
         for attr, value in list(vars(cls).items()):
             if isinstance(value, _Derived):
                 doc = equations.formula(value.name).docstring(symbols)
-                setattr(cls, attr, _property(value.name, value.post, cls.wrapper(value.name), doc))
+                setattr(cls, attr, _property(value.name, value.post, cls, doc))
                 continue
             fn = value.fget if isinstance(value, property) else value
             shown = getattr(fn, EQUATIONS_SHOWN, None)
