@@ -174,3 +174,45 @@ def test_blocks_of_every_small_grid_are_in_order() -> None:
         order = np.arange(int(np.prod(shape))).reshape(shape)
         starts = [int(order[b].flat[0]) for b in grid_blocks(shape, limit)]
         assert starts == sorted(starts)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("80 GiB", Q_(80, "GiB")), ("3.35 TB/s", Q_(3.35, "TB/s")), ("2 B^3", Q_(2, "B**3")), ("2 B**3", Q_(2, "B**3"))],
+)
+def test_quantity_text_with_and_without_a_power_reads_alike(text: str, expected: Any) -> None:
+    """Text with no power skips pint's preprocessor; text with one (^, **) is checked and reads the same way."""
+    from mlsysim_nb.model.text import read_text
+
+    assert read_text(text) == expected
+
+
+@pytest.mark.parametrize("text", ["9^9^9^9 GB", "2 B ** 3 ** 2", "2 B²^9", "9 B squared ** 9 ** 9"])
+def test_power_text_is_still_bounded(text: str) -> None:
+    """A tower of powers, however spelt (^, **, superscripts, words), is refused before pint evaluates it."""
+    from mlsysim_nb.model.text import read_text
+
+    with pytest.raises(ValueError, match="a power must raise"):
+        read_text(text)
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("a * b", 6.0),  # name, name
+        ("a * 4", 8.0),  # name, number
+        ("4 / b", 4 / 3),  # number, name
+        ("(a + 1) ** b", 27.0),  # expression, name
+        ("a // (b - 1)", 1.0),  # name, expression
+        ("(a + b) - (b - a)", 4.0),  # expression, expression
+        ("-a + max(a, b) * floor(b / a)", 1.0),
+    ],
+)
+def test_formulas_of_every_operand_shape_compute_python_s_arithmetic(expression: str, expected: float) -> None:
+    """Each operand shape the compiler reads in place gives what Python's own operators give (a = 2, b = 3)."""
+    from mlsysim_nb.formula import Formula
+
+    formula = Formula("x", expression)
+    assert formula.evaluate({"a": 2.0, "b": 3.0}) == expected
+    arrays = formula.evaluate({"a": np.array([2.0, 2.0]), "b": np.array([3.0, 3.0])})
+    assert arrays.tolist() == [expected, expected]
