@@ -3,6 +3,8 @@
 Run with ``make bench`` (or ``python benchmarks/run.py``). Not a test: timings
 on shared two-core machines are noisy, so this prints medians of repeated
 runs and, on each row, what it is compared with and the ratio, and never fails on a number.
+Times are CPU time (of this process, or of a fresh child process), not wall time, which
+on a shared machine also counts whatever else runs there.
 
 Measured, each beside what it is compared with:
 
@@ -25,6 +27,7 @@ import argparse
 import contextlib
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -61,34 +64,43 @@ class Row:
     reading: str = "faster"  # "faster": theirs / ours, "share": ours / theirs ("1.2x the time"), "less": theirs / ours
 
 
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def fresh_process(code: str, runs: int) -> float:
-    """Median wall time of ``python -c code`` in new processes (after one untimed run that compiles bytecode)."""
+    """Median CPU time of ``python -c code`` in new processes (after one untimed run that compiles bytecode).
+
+    CPU time (user and system) of the child, not wall time: on a shared machine wall time also
+    counts whatever else runs there.
+    """
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, env=_ENV)
     times = []
     for _ in range(runs):
-        start = time.perf_counter()
+        start = _children_cpu()
         subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, env=_ENV)
-        times.append(time.perf_counter() - start)
+        times.append(_children_cpu() - start)
     return statistics.median(times)
 
 
 def median_time(fn: Callable[[], Any], *, repeat: int = 7, min_time: float = 0.2) -> float:
-    """Median seconds per call of ``fn``, calibrating the loop count to ``min_time``."""
+    """Median CPU seconds per call of ``fn`` (this process's), calibrating the loop count to ``min_time``."""
     number = 1
     while True:
-        start = time.perf_counter()
+        start = time.process_time()
         for _ in range(number):
             fn()
-        elapsed = time.perf_counter() - start
+        elapsed = time.process_time() - start
         if elapsed >= min_time / repeat or number >= 1 << 20:
             break
         number *= 2
     samples = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = time.process_time()
         for _ in range(number):
             fn()
-        samples.append((time.perf_counter() - start) / number)
+        samples.append((time.process_time() - start) / number)
     return statistics.median(samples)
 
 

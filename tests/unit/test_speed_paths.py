@@ -216,3 +216,27 @@ def test_formulas_of_every_operand_shape_compute_python_s_arithmetic(expression:
     assert formula.evaluate({"a": 2.0, "b": 3.0}) == expected
     arrays = formula.evaluate({"a": np.array([2.0, 2.0]), "b": np.array([3.0, 3.0])})
     assert arrays.tolist() == [expected, expected]
+
+
+def test_make_variant_treats_a_field_init_does_not_take_as_replace_does() -> None:
+    """A field declared init=False is recomputed, and naming it is refused with dataclasses.replace()'s ValueError."""
+    import dataclasses
+
+    from mlsysim_nb.model.changes import make_variant
+
+    @dataclasses.dataclass(frozen=True)
+    class Doubled:
+        COUPLINGS = ()
+        x: int
+        twice: int = dataclasses.field(init=False)
+
+        def __post_init__(self) -> None:
+            object.__setattr__(self, "twice", 2 * self.x)
+
+    made = make_variant(Doubled(3), {"x": 5})
+    assert (made.x, made.twice) == (5, 10)
+    with pytest.raises(ValueError, match="init=False") as ours:
+        make_variant(Doubled(3), {"twice": 4})
+    with pytest.raises(ValueError, match="init=False") as theirs:
+        dataclasses.replace(Doubled(3), twice=4)
+    assert str(ours.value) == str(theirs.value)
