@@ -336,8 +336,8 @@ def _fmt(value: float | None, unit: str) -> str:
 
 
 def _times(ratio: float) -> str:
-    """A ratio as people read it: two significant figures under 10 (``1.2x``, ``0.45x``), whole above."""
-    return f"{ratio:.2g}x" if ratio < 10 else f"{ratio:,.0f}x"
+    """A ratio as people read it: three significant figures under 10 (``1.26x``, ``7.2x``), whole above."""
+    return f"{ratio:.3g}x" if ratio < 10 else f"{ratio:,.0f}x"
 
 
 def ratio_text(row: Row) -> str:
