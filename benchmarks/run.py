@@ -69,19 +69,27 @@ def _children_cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def fresh_process(code: str, runs: int) -> float:
-    """Median CPU time of ``python -c code`` in new processes (after one untimed run that compiles bytecode).
-
-    CPU time (user and system) of the child, not wall time: on a shared machine wall time also
-    counts whatever else runs there.
-    """
+def _cpu_of(code: str) -> float:
+    """CPU time (user and system) of one ``python -c code`` in a new process."""
+    start = _children_cpu()
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, env=_ENV)
-    times = []
-    for _ in range(runs):
-        start = _children_cpu()
+    return _children_cpu() - start
+
+
+def fresh_processes(codes: list[str], runs: int) -> list[float]:
+    """Median CPU time of each ``python -c code`` in new processes, the codes taking turns run after run.
+
+    CPU time of the child, not wall time: on a shared machine wall time also counts whatever else runs
+    there; taking turns spreads that load over every code alike. Each code runs once untimed first, so
+    that its bytecode is compiled.
+    """
+    for code in codes:
         subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, env=_ENV)
-        times.append(_children_cpu() - start)
-    return statistics.median(times)
+    times: list[list[float]] = [[] for _ in codes]
+    for _ in range(runs):
+        for column, code in zip(times, codes, strict=True):
+            column.append(_cpu_of(code))
+    return [statistics.median(column) for column in times]
 
 
 def median_time(fn: Callable[[], Any], *, repeat: int = 7, min_time: float = 0.2) -> float:
@@ -119,9 +127,8 @@ REFERENCE = "mlsysim 0.3.0"
 
 def first_answer(first_runs: int) -> list[Row]:
     """A fresh process's first answer, against the reference's and against importing pint and NumPy alone."""
-    floor = fresh_process(IMPORT_FLOOR, first_runs)
-    ours = fresh_process(FIRST_ANSWER_OURS, first_runs)
-    ref = fresh_process(FIRST_ANSWER_REF, max(1, first_runs // 2))
+    ours, floor = fresh_processes([FIRST_ANSWER_OURS, IMPORT_FLOOR], first_runs)
+    (ref,) = fresh_processes([FIRST_ANSWER_REF], max(1, first_runs // 2))
     what = "time to first answer (fresh process: import, one named scenario's total)"
     return [
         Row(what, ours, REFERENCE, ref),
@@ -368,7 +375,7 @@ def table(rows: list[Row]) -> str:
 def main() -> None:
     """Run every benchmark and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--first-runs", type=int, default=7, help="fresh processes for time to first answer")
+    parser.add_argument("--first-runs", type=int, default=11, help="fresh processes for time to first answer")
     parser.add_argument("--no-memory", action="store_true", help="skip the 10**7-configuration memory rows")
     args = parser.parse_args()
     rows = first_answer(args.first_runs) + full_evaluation() + sweep_rows() + serving_rows() + parallel_rows()
