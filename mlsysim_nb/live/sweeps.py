@@ -39,7 +39,17 @@ from mlsysim_nb.units import Q_, ureg
 if TYPE_CHECKING:
     from mlsysim_nb.model.scenario import Scenario
 
-__all__ = ["CHUNK_SIZE", "MAX_SWEEP_SIZE", "Sweep", "accelerator", "check_size", "cut", "grid_blocks", "sweep"]
+__all__ = [
+    "CHUNK_SIZE",
+    "MAX_SWEEP_SIZE",
+    "Sweep",
+    "accelerator",
+    "check_size",
+    "cut",
+    "grid_blocks",
+    "on_grid",
+    "sweep",
+]
 
 
 class Sweep(RichRepr):
@@ -57,6 +67,8 @@ class Sweep(RichRepr):
         self.shape = tuple(len(v) for v in axes.values())
         #: the scenario's inputs as it was made (before any formula ran): what each block is cut from
         self._inputs = dict(scenario._env.values)  # noqa: SLF001 - the sweep evaluates the scenario's own formulas
+        #: the inputs laid out on the grid (an axis, or what the scenario computed from axes when it was made)
+        self._gridded = {name for name, value in self._inputs.items() if on_grid(value, self.shape)}
         self._names: list[str] | None = None
 
     # -- evaluation: the whole grid at once, or block by block past CHUNK_SIZE configurations -------
@@ -66,7 +78,8 @@ class Sweep(RichRepr):
     def _block_scenario(self, block: tuple[slice, ...]) -> Scenario:
         """The scenario over one block of the grid: its array inputs cut to the block (views, no copies)."""
         env = self.scenario._env  # noqa: SLF001
-        values = {name: cut(value, block) for name, value in self._inputs.items()}
+        gridded = self._gridded
+        values = {name: cut(value, block) if name in gridded else value for name, value in self._inputs.items()}
         part = copy.copy(self.scenario)
         object.__setattr__(part, "_env", Env(values, env.needs, env.formulas, env.constants, vectorised=True))
         return part
@@ -373,6 +386,13 @@ def grid_blocks(shape: tuple[int, ...], limit: int) -> Iterator[tuple[slice, ...
         head = tuple(slice(i, i + 1) for i in outer)
         for start in range(0, shape[axis], step):
             yield (*head, slice(start, min(start + step, shape[axis])), *rest)
+
+
+def on_grid(value: Any, shape: tuple[int, ...]) -> bool:
+    """Whether ``value`` is an array laid out on a grid of ``shape``: each of its axes is 1 or the grid's own."""
+    if type(value) is not np.ndarray or value.ndim == 0 or value.ndim > len(shape):
+        return False
+    return all(n in (1, m) for n, m in zip(value.shape, shape[len(shape) - value.ndim :], strict=True))
 
 
 def cut(value: Any, block: tuple[slice, ...]) -> Any:

@@ -240,3 +240,19 @@ def test_make_variant_treats_a_field_init_does_not_take_as_replace_does() -> Non
     with pytest.raises(ValueError, match="init=False") as theirs:
         dataclasses.replace(Doubled(3), twice=4)
     assert str(ours.value) == str(theirs.value)
+
+
+def test_only_arrays_laid_out_on_the_grid_are_cut_into_blocks() -> None:
+    """An input of the grid's layout (an axis, (1, 4), (3, 1)) is cut; a table of another shape, or a number, is not."""
+    from mlsysim_nb.live.sweeps import cut, on_grid
+
+    shape = (3, 4)
+    assert on_grid(np.zeros((1, 4)), shape)
+    assert on_grid(np.zeros((3, 1)), shape)
+    assert on_grid(np.zeros(4), shape)  # broadcasting aligns the trailing axes
+    assert not on_grid(np.zeros(5), shape)
+    assert not on_grid(np.zeros((2, 3, 4)), shape)
+    assert not on_grid(2.0, shape)
+    block = (slice(1, 2), slice(None))
+    assert cut(np.arange(3).reshape(3, 1), block).tolist() == [[1]]
+    assert cut(np.arange(4).reshape(1, 4), block).tolist() == [[0, 1, 2, 3]]
