@@ -5,6 +5,10 @@ out as a grid, builds **one** scenario whose fields are broadcasting arrays
 (validated element-wise), and evaluates every formula once, vectorised: no
 loop over configurations. The result is tidy: each axis and each quantity as
 an array of the grid's shape, with units, plus plot helpers.
+
+A grid of more than :data:`CHUNK_SIZE` configurations is evaluated block by block (a few
+dozen NumPy operations per block, not one per configuration): each quantity read is still
+an array of the whole grid, but no intermediate quantity its formulas pass through is.
 """
 
 from __future__ import annotations
@@ -403,10 +407,11 @@ def cut(value: Any, block: tuple[slice, ...]) -> Any:
     return value[tuple(part if n > 1 else slice(None) for part, n in zip(own, value.shape, strict=True))]
 
 
-#: The most configurations one sweep evaluates: each quantity is an array of this many 8-byte numbers (7.6 MiB
-#: here), and a derivation reads dozens of them, so a grid past it could exhaust a notebook's memory (10⁹
-#: configurations take 7.45 GiB per array). Raise it explicitly for a larger grid on a machine that holds it:
-#: ``mlsysim_nb.live.sweeps.MAX_SWEEP_SIZE = 10**7``.
+#: The most configurations one sweep evaluates: each quantity read is an array of this many 8-byte numbers
+#: (7.6 MiB here), and reading a sweep whole (``to_dict()``, the HTML repr) holds dozens of them, so a grid past
+#: it could exhaust a notebook's memory (10⁹ configurations take 7.45 GiB per array). Raise it explicitly for a
+#: larger grid on a machine that holds it: ``mlsysim_nb.live.sweeps.MAX_SWEEP_SIZE = 10**7`` (reading every
+#: quantity of such a sweep one after another peaks at about 0.25 GB, ``make bench``).
 MAX_SWEEP_SIZE = 10**6
 
 
