@@ -24,7 +24,7 @@ from typing import Any
 
 import pint
 
-__all__ = ["Q_", "Quantity", "Unit", "factor", "maker", "ureg"]
+__all__ = ["Q_", "Quantity", "Unit", "factor", "maker", "same_units", "unit_container", "ureg"]
 
 _DEFINITIONS = resources.files("mlsysim_nb") / "units.txt"
 
@@ -92,3 +92,45 @@ def maker(name: str) -> Any:
     except Exception:  # noqa: BLE001 - any failure means: use the public constructor
         ok = False
     return fast if ok else slow
+
+
+def same_units(template: Any, value: Any) -> Any:
+    """A quantity of magnitude ``value`` in ``template``'s units: ``Q_(value, template.units)``, built fast.
+
+    It shares the template's unit container as :func:`maker` does (about 0.3 us instead of 3 us); a
+    ``template`` that is not a quantity of the package's registry goes through ``Q_``.
+    """
+    if type(template) is not _QUANTITY_CLASS or not _fast_copy_works():
+        return Q_(value, template.units)
+    q = object.__new__(_QUANTITY_CLASS)
+    q._magnitude = value  # the layout checked once, by _fast_copy_works()
+    q._units = template._units  # noqa: SLF001
+    return q
+
+
+_QUANTITY_CLASS = type(Q_(1.0, "byte"))
+
+
+@lru_cache(maxsize=1)
+def _fast_copy_works() -> bool:
+    """Whether filling a new quantity's magnitude and unit container gives what ``Q_`` gives (checked once)."""
+    try:
+        template = Q_(2.0, "GiB")
+        q = object.__new__(_QUANTITY_CLASS)
+        q._magnitude = 3.5  # checked against the public constructor here
+        q._units = template._units  # noqa: SLF001
+        expected = Q_(3.5, "GiB")
+        same_text = format(q, "~P") == format(expected, "~P")
+        return bool(q == expected) and same_text and q.to("byte").m == expected.m_as("B")
+    except Exception:  # noqa: BLE001 - any failure means: use the public constructor
+        return False
+
+
+def unit_container(quantity: Any) -> Any:
+    """``quantity``'s units in the form that hashes cheaply, for a cache key (pint's unit container).
+
+    ``quantity.units`` builds a new ``Unit`` on every read, whose hash costs microseconds; the container
+    it is built from is accepted wherever a unit is (``factor``, ``Q_``, ``ureg.Unit``).
+    """
+    container = getattr(quantity, "_units", None)
+    return quantity.units if container is None else container

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import math
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -53,13 +54,13 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 BINARY: dict[type, tuple[Callable[[Any, Any], Any], str, int]] = {
-    # operator: (function, text symbol, precedence)
-    ast.Add: (lambda a, b: a + b, "+", 1),
-    ast.Sub: (lambda a, b: a - b, "-", 1),
-    ast.Mult: (lambda a, b: a * b, "*", 2),
-    ast.Div: (lambda a, b: a / b, "/", 2),
-    ast.FloorDiv: (lambda a, b: a // b, "//", 2),
-    ast.Pow: (lambda a, b: a**b, "**", 4),
+    # operator: (function, text symbol, precedence); the function is the C one Python's operator calls
+    ast.Add: (operator.add, "+", 1),
+    ast.Sub: (operator.sub, "-", 1),
+    ast.Mult: (operator.mul, "*", 2),
+    ast.Div: (operator.truediv, "/", 2),
+    ast.FloorDiv: (operator.floordiv, "//", 2),
+    ast.Pow: (operator.pow, "**", 4),
 }
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlsysim_nb.model.knob import knobs
-from mlsysim_nb.units import Q_, factor
+from mlsysim_nb.units import factor, same_units, unit_container
 
 __all__ = ["ORIGIN", "Follows", "changed_fields", "make_variant"]
 
@@ -71,19 +71,32 @@ class Follows:
         _, checked = declared[self.leader].check(type(scenario).__name__, self.leader, new_leader)
         magnitude = self.magnitude_at(scenario, checked)
         current = getattr(scenario, self.field)
-        units = getattr(current, "units", None)
-        if units is None:
+        if not hasattr(current, "magnitude"):  # a plain number (reading .units would build a Unit)
             return magnitude
-        return Q_(magnitude / factor(units, declared[self.field].unit), units)
+        return same_units(current, magnitude / factor(unit_container(current), declared[self.field].unit))
+
+
+_FIELD_NAMES: dict[type, tuple[tuple[str, ...], frozenset[str], tuple[str, ...]]] = {}
+
+
+def _field_names(cls: type) -> tuple[tuple[str, ...], frozenset[str], tuple[str, ...]]:
+    """A dataclass's field names in order, as a set, and the names ``__init__`` takes (read once per class)."""
+    found = _FIELD_NAMES.get(cls)
+    if found is None:
+        fields = dataclasses.fields(cls)
+        names = tuple(f.name for f in fields)
+        found = _FIELD_NAMES[cls] = (names, frozenset(names), tuple(f.name for f in fields if f.init))
+    return found
 
 
 def make_variant(scenario: Any, changes: dict[str, Any]) -> Any:
     """``scenario`` with ``changes`` applied and every field checked again (see :meth:`Scenario.variant`)."""
-    names = [f.name for f in dataclasses.fields(scenario)]
-    unknown = sorted(set(changes) - set(names))
-    if unknown:
+    cls = type(scenario)
+    names, known, init_names = _field_names(cls)
+    if not known.issuperset(changes):
+        unknown = sorted(set(changes) - known)
         msg = (
-            f"{type(scenario).__name__}.variant() got unknown field(s) {', '.join(map(repr, unknown))}; "
+            f"{cls.__name__}.variant() got unknown field(s) {', '.join(map(repr, unknown))}; "
             f"valid fields are: {', '.join(names)}"
         )
         raise TypeError(msg)
@@ -92,11 +105,19 @@ def make_variant(scenario: Any, changes: dict[str, Any]) -> Any:
             changes = {**changes, coupling.field: coupling.moved(scenario, changes[coupling.leader])}
     if "name" not in changes and any(k not in ("name", "description") for k in changes):
         # a title describes the scenario it was given to; a changed scenario drops it rather than mislead
-        changes = {**changes, **{k: "" for k in ("name", "description") if k in names}}
+        changes = {**changes, **{k: "" for k in ("name", "description") if k in known}}
+    if len(init_names) != len(names) and not set(changes).issubset(init_names):
+        # what dataclasses.replace() says of a field __init__ does not take
+        fixed = next(name for name in changes if name not in init_names)
+        msg = f"field {fixed} is declared with init=False, it cannot be specified with replace()"
+        raise ValueError(msg)
     token = _CHANGED.set(frozenset(changes))
     made_from = ORIGIN.set(scenario)
     try:
-        return dataclasses.replace(scenario, **changes)
+        # dataclasses.replace(), without re-reading the class's fields on every call
+        given = {name: getattr(scenario, name) for name in init_names}
+        given.update(changes)
+        return cls(**given)
     finally:
         _CHANGED.reset(token)
         ORIGIN.reset(made_from)

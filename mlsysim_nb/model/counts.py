@@ -15,6 +15,7 @@ import numpy as np
 from mlsysim_nb.errors import FieldError, FieldUnitError, show_number
 from mlsysim_nb.model.text import parse_quantity
 from mlsysim_nb.model.values import (
+    FLOAT_MAX,
     as_array,
     as_scalar,
     brief,
@@ -62,7 +63,7 @@ def _count_magnitude(owner: str, field: str, value: Any, bound: str) -> Any:
         return magnitude * scale
 
 
-def check_count(  # noqa: C901 - one check per way a count can be wrong, each with its message
+def check_count(  # noqa: C901, PLR0912 - one check per way a count can be wrong, each with its message
     owner: str, field: str, value: Any, *, minimum: int = 1, maximum: int | None = None, optional: bool = False
 ) -> Any:
     """A whole number ``>= minimum`` (an int, an integral float, count text, or an array of them).
@@ -76,6 +77,8 @@ def check_count(  # noqa: C901 - one check per way a count can be wrong, each wi
     ...
     mlsysim_nb.errors.FieldError: S.batch_size: must be at least 1, got 0
     """
+    if type(value) is int and minimum <= value <= (FLOAT_MAX if maximum is None else maximum):
+        return value  # the common case: a plain int in range, which every check below would pass unchanged
     if value is None:
         if optional:
             return None

@@ -45,7 +45,7 @@ class Env:
         self.formulas = formulas
         self.constants = constants
         if vectorised is None:
-            vectorised = any(type(v) is np.ndarray for v in values.values())
+            vectorised = np.ndarray in set(map(type, values.values()))
         self.vectorised = vectorised
 
     def get(self, name: str) -> Any:
@@ -86,7 +86,7 @@ class Env:
 
     def with_inputs(self, extra: Mapping[str, Any]) -> Env:
         """A child environment for a method call: ``extra`` inputs, the same cached values."""
-        vectorised = self.vectorised or any(type(v) is np.ndarray for v in extra.values())
+        vectorised = self.vectorised or np.ndarray in set(map(type, extra.values()))
         return Env({**self.values, **extra}, self.needs, self.formulas, self.constants, vectorised=vectorised)
 
 
@@ -100,7 +100,10 @@ def is_array(value: Any) -> bool:
 
 
 def _finite(value: Any) -> bool:
-    if isinstance(value, (bool, int)):
+    kind = type(value)
+    if kind is float:  # the common cases first, by exact type
+        return math.isfinite(value)
+    if kind is int or kind is bool or isinstance(value, (bool, int)):
         return True
     if isinstance(value, float):
         return math.isfinite(value)

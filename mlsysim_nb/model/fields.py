@@ -36,7 +36,7 @@ from mlsysim_nb.model.values import (
     shown,
     unrepresentable,
 )
-from mlsysim_nb.units import Q_, dimensionality, factor
+from mlsysim_nb.units import Q_, dimensionality, factor, unit_container, ureg
 
 __all__ = [
     "ONE_BIT",
@@ -185,14 +185,15 @@ def check_quantity(
         scale = factor(unit, base) if unit != base else 1.0
         magnitude = _in_base(owner, field, number, scale, (short, f" {unit}"), (minimum, maximum, rule))
         return Q_(number, unit), magnitude
+    units = unit_container(value)  # hashes cheaply: the conversion and the unit's text are cached by it
     try:
-        scale = factor(value.units, base)
+        scale = factor(units, base)
     except Exception:  # noqa: BLE001 - DimensionalityError or an unparseable unit: both are "wrong unit"
         want = dimensionality(base)
         got = dimensionality(value.units)
         msg = f"must be in units of {want} (like {base}), got a quantity in {value.units:~P}, which is {got}"
         raise FieldUnitError(owner, field, msg) from None
-    given = _unit_text(value.units)
+    given = _unit_text(units)
     number = check_number(owner, field, value.magnitude, positive=positive, bound=bound, unit_text=given)
     magnitude = _in_base(owner, field, number, scale, (short, given), (minimum, maximum, rule))
     return (value if number is value.magnitude else Q_(number, value.units)), magnitude
@@ -295,8 +296,8 @@ def check_least(owner: str, field: str, magnitude: Any, least: float, *, positiv
 
 @functools.lru_cache(maxsize=256)
 def _unit_text(units: Any) -> str:
-    """`` GiB``: a unit as messages write it (cached: formatting a pint unit costs tens of microseconds)."""
-    return f" {units:~P}"
+    """`` GiB``: a unit (or its unit container) as messages write it (cached: formatting one costs tens of us)."""
+    return f" {ureg.Unit(units):~P}"
 
 
 @functools.lru_cache(maxsize=1024)

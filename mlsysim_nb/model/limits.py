@@ -45,6 +45,8 @@ class RecordLimit:
         limit = self.limit(scenario)
         if magnitude is None or limit is None:
             return
+        if type(magnitude) is int and magnitude <= limit:  # one value within the limit: nothing to refuse
+            return
         values = np.asarray(magnitude)
         over = values > limit
         if not np.any(over):

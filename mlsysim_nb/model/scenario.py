@@ -24,7 +24,7 @@ from mlsysim_nb.model.changes import ORIGIN, Follows, changed_fields, make_varia
 from mlsysim_nb.model.defaults import Presentation
 from mlsysim_nb.model.equations import EQUATIONS_SHOWN, Equations, equation_block
 from mlsysim_nb.model.evaluator import Env, is_array, unit_wrapper
-from mlsysim_nb.model.knob import declared_knobs, knobs
+from mlsysim_nb.model.knob import Knob, declared_knobs, knobs
 from mlsysim_nb.model.notation import RECORD_QUANTITIES, Quantity, merge
 
 __all__ = ["Scenario", "changed_fields", "derived", "is_array"]
@@ -43,16 +43,16 @@ def derived(name: str, *, post: Callable[[Any], Any] | None = None) -> Any:
     return _Derived(name, post)
 
 
-def _property(name: str, post: Callable[[Any], Any] | None, wrap: Callable[[Any], Any], doc: str) -> property:
-    if post is None:
+def _property(name: str, post: Callable[[Any], Any] | None, owner: type[Scenario], doc: str) -> property:
+    # the unit wrapper is built on first read (it converts units with pint), so making a class stays quick
+    wrap: Callable[[Any], Any] | None = None
 
-        def fget(self: Scenario) -> Any:
-            return wrap(self._env.get(name))
-
-    else:
-
-        def fget(self: Scenario) -> Any:
-            return wrap(post(self._env.get(name)))
+    def fget(self: Scenario) -> Any:
+        nonlocal wrap
+        if wrap is None:
+            wrap = owner.wrapper(name)
+        value = self._env.get(name)
+        return wrap(value if post is None else post(value))
 
     fget.__name__ = name
     return property(fget, doc=doc)
@@ -74,6 +74,18 @@ def _hashable(value: Any) -> Any:
     if hasattr(value, "units") and hasattr(value, "magnitude"):
         return (float(value.to_base_units().magnitude), str(value.to_base_units().units))
     return value
+
+
+_DECLARED: dict[type, tuple[tuple[tuple[str, Knob], ...], tuple[tuple[str, Knob], ...]]] = {}
+
+
+def _declared(cls: type) -> tuple[tuple[tuple[str, Knob], ...], tuple[tuple[str, Knob], ...]]:
+    """A class's declared fields as ``(name, knob)`` pairs, and those a record's limit bounds (read once per class)."""
+    found = _DECLARED.get(cls)
+    if found is None:
+        pairs = tuple(knobs(cls).items())
+        found = _DECLARED[cls] = (pairs, tuple((name, k) for name, k in pairs if k.within is not None))
+    return found
 
 
 _NOTATION: dict[type, Mapping[str, Quantity]] = {}
@@ -126,7 +138,7 @@ class Scenario(Presentation):
         for attr, value in list(vars(cls).items()):
             if isinstance(value, _Derived):
                 doc = equations.formula(value.name).docstring(symbols)
-                setattr(cls, attr, _property(value.name, value.post, cls.wrapper(value.name), doc))
+                setattr(cls, attr, _property(value.name, value.post, cls, doc))
                 continue
             fn = value.fget if isinstance(value, property) else value
             shown = getattr(fn, EQUATIONS_SHOWN, None)
@@ -196,7 +208,8 @@ class Scenario(Presentation):
         made_from = ORIGIN.get()
         # variant(): a field left as it was (the very same object) was checked when the origin was made
         known = made_from._checked if type(made_from) is type(self) else {}  # noqa: SLF001 - same class
-        for name, declared in knobs(self).items():
+        declared_fields, limited = _declared(type(self))
+        for name, declared in declared_fields:
             value = getattr(self, name)
             if name in known and value is getattr(made_from, name):
                 magnitudes[name] = known[name]
@@ -204,9 +217,12 @@ class Scenario(Presentation):
             stored, magnitudes[name] = declared.check(owner, name, value)
             object.__setattr__(self, name, stored)
         object.__setattr__(self, "_checked", dict(magnitudes))
-        for name, declared in knobs(self).items():
-            if declared.within is not None:  # a limit a record sets: checked on every kind alike
-                declared.within.check(self, name, magnitudes[name], changed_fields())
+        if limited:
+            changed = changed_fields()
+            for name, declared in limited:  # a limit a record sets: checked on every kind alike
+                declared.within.check(self, name, magnitudes[name], changed)  # type: ignore[union-attr]
+        if np.ndarray not in set(map(type, magnitudes.values())):
+            return magnitudes  # no array: nothing to broadcast
         arrays = {k: np.shape(v) for k, v in magnitudes.items() if isinstance(v, np.ndarray) and v.ndim}
         if len(arrays) > 1:
             try:

@@ -28,11 +28,17 @@ _POWER_BASE = re.compile(r"[\w.]{1,20}\s*$")
 _POWER_EXPONENT = re.compile(r"^\s*(\(\s*[-+]?\d{1,3}(?:\.\d*)?\s*\)|[-+]?\d{1,3}(?:\.\d*)?)(?![\d.]|\s*\*\*)")
 
 
+#: the words pint's preprocessor turns into a power ("m squared", "cubic m", "sq m"); a superscript is not ASCII
+_POWER_WORDS = ("sq", "cubed", "cubic")
+
+
 def _check_text(text: str) -> None:
     """Refuse, before pint evaluates it, text whose arithmetic could exhaust time or memory."""
     if len(text) > MAX_TEXT_LENGTH:
         msg = f"the text is {len(text):,} characters long; a quantity is at most {MAX_TEXT_LENGTH} characters"
         raise ValueError(msg)
+    if text.isascii() and "*" not in text and "^" not in text and not any(w in text for w in _POWER_WORDS):
+        return  # nothing pint's preprocessor turns into a power ("80 GiB", "3.35 TB/s"): no power to bound
     from pint.util import string_preprocessor
 
     expanded = string_preprocessor(text)  # what pint evaluates: superscripts and ^ become **
@@ -66,7 +72,7 @@ def read_text(text: str) -> Any:
     """
     _check_text(text)
     match = _NUMBER_TEXT.match(text)
-    return _number(match.group(1)) if match is not None else parse_quantity(text)
+    return _number(match.group(1)) if match is not None else _parse_checked(text)
 
 
 def parse_quantity(text: str) -> Any:
@@ -79,6 +85,11 @@ def parse_quantity(text: str) -> Any:
     <Quantity(80, 'gibibyte')>
     """
     _check_text(text)
+    return _parse_checked(text)
+
+
+def _parse_checked(text: str) -> Any:
+    """``parse_quantity`` of text :func:`_check_text` has passed."""
     alone = _NUMBER_TEXT.match(text)
     if alone is not None:  # pint reads "1e9" as 1 times a unit "e9"
         return Q_(_number(alone.group(1)))

@@ -25,6 +25,20 @@ _ATTENTIONS = (("eager (scores kept)", "eager"), ("fused (FlashAttention)", "fus
 _IMPLEMENTATIONS = (("Megatron (the paper)", "megatron"), ("Hugging Face transformers", "transformers"))
 
 
+def _all_equal(value: Any, expected: Any) -> bool:
+    """Whether ``value`` is ``expected`` in every configuration (one value, or each of a swept field's)."""
+    if type(value) is type(expected):
+        return bool(value == expected)
+    return bool(np.all(np.asarray(value) == expected))
+
+
+def _any_equal(value: Any, expected: Any) -> bool:
+    """Whether ``value`` is ``expected`` in some configuration (one value, or one of a swept field's)."""
+    if type(value) is type(expected):
+        return bool(value == expected)
+    return bool(np.any(np.asarray(value) == expected))
+
+
 @dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class ActivationMemoryScenario(ActivationView, Scenario):
     """Activation memory of ``workload`` at a micro-batch, under each recomputation strategy.
@@ -109,7 +123,8 @@ class ActivationMemoryScenario(ActivationView, Scenario):
         if inputs["seq_len"] is None and w.context_length is None:
             raise FieldError(o, "seq_len", f"is required: {w.name} gives no context_length to fall back on")
         segments = inputs["checkpoint_segments"]
-        if segments is not None and np.any(np.asarray(segments) > w.layers):
+        layers: Any = w.layers  # given: checked above
+        if segments is not None and (segments > layers if type(segments) is int else np.any(segments > layers)):
             got = int(np.max(segments))
             raise FieldError(o, "checkpoint_segments", f"must be at most {w.layers} (the model's layers), got {got}")
         self._check_architecture(o, w, inputs)
@@ -130,7 +145,7 @@ class ActivationMemoryScenario(ActivationView, Scenario):
             "normalization_per_layer": 0 if norm_bytes is None else norm_bytes,
             "outside_layer_bytes": outside,
             "has_output": outside is not None,
-            "reference_layer": bool(np.all(np.asarray(inputs["implementation"]) == "megatron")) and w.reference_style,
+            "reference_layer": _all_equal(inputs["implementation"], "megatron") and w.reference_style,
         }
         needs = {
             "heads": f"workload.heads to size the attention scores ({w.name} gives none)",
@@ -142,10 +157,10 @@ class ActivationMemoryScenario(ActivationView, Scenario):
     @staticmethod
     def _check_architecture(owner: str, w: Workload, inputs: dict[str, Any]) -> None:
         """What the layer table needs of the workload for the chosen attention, accounting and MLP width."""
-        if w.heads is None and (np.any(np.asarray(inputs["attention"]) == "fused") or not w.reference_style):
+        if w.heads is None and (_any_equal(inputs["attention"], "fused") or not w.reference_style):
             msg = f"the layer table needs the workload's heads for this layer; {w.name} gives none"
             raise FieldError(owner, "workload", msg)
-        if w.ffn_dim is not None and np.any(np.asarray(inputs["ffn_multiple"]) != 4):
+        if w.ffn_dim is not None and not _all_equal(inputs["ffn_multiple"], 4):
             msg = (
                 f"sets the MLP width only for a workload that states none; {w.name} gives ffn_dim = {w.ffn_dim:,} "
                 "(leave ffn_multiple at 4, or change the workload's ffn_dim)"

@@ -169,7 +169,7 @@ class TrainingStateFitScenario(TrainingView, Scenario):
             env["adapter_count"] = None
             return
         count = stated if stated is not None else from_shape
-        if count is not None and np.any(np.asarray(count) > params):
+        if count is not None and (count > params if type(count) is int else np.any(np.asarray(count) > params)):
             field = "adapter_parameters" if stated is not None else _blamed(given)
             msg = f"gives {_show_counts(np.max(count))} adapter parameters, more than the model's {params:,.0f}"
             if stated is None:
