@@ -22,9 +22,11 @@ from mlsysim_nb.errors import FieldError
 from mlsysim_nb.kinds.activation.model import ActivationMemoryScenario
 from mlsysim_nb.kinds.parallel.experts import check_experts, expert_inputs, first_bad
 from mlsysim_nb.kinds.parallel.physics import EQUATIONS
+from mlsysim_nb.kinds.parallel.step import StepTimeline, step_timeline
 from mlsysim_nb.kinds.parallel.table import around_stack_bytes, layer_coefficients
 from mlsysim_nb.kinds.parallel.view import ParallelView
 from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
+from mlsysim_nb.layers.transients import OPTIMIZER_IMPLEMENTATIONS
 from mlsysim_nb.model.changes import changed_fields
 from mlsysim_nb.model.equations import Equations, with_equations
 from mlsysim_nb.model.knob import knob, record
@@ -32,10 +34,12 @@ from mlsysim_nb.model.scenario import Scenario, derived, is_array
 from mlsysim_nb.physics import STRATEGIES
 from mlsysim_nb.records.hardware import HardwareNode
 from mlsysim_nb.records.workloads import check_workload
+from mlsysim_nb.units import Q_
 
 __all__ = ["ParallelTrainingScenario"]
 
 _RECOMPUTE = tuple((name, name) for name in STRATEGIES)
+_OPTIMIZER = tuple((name, name) for name in OPTIMIZER_IMPLEMENTATIONS)
 _ZERO = (("0: replicated", 0), ("1: optimizer", 1), ("2: + gradients", 2), ("3: + weights", 3))
 _NEEDS_ACTIVATIONS = "activations (an ActivationMemoryScenario; this scenario has activations=None)"
 #: what the activation scenario gives the formulas: absent, each is not applicable, naming ``activations``
@@ -149,6 +153,11 @@ class ParallelTrainingScenario(ParallelView, Scenario):
     gradient_bytes_per_value: Any = knob(
         None, kind="bytes", symbol="b_g,given", label="stated bytes per gradient value", high=8, optional=True,
         help="None: the state's bytes_per_value; 4 for FP32 gradients (Megatron-LM's distributed optimizer, DeepSpeed)",
+    )  # fmt: skip
+    optimizer_implementation: Any = knob(
+        "foreach", kind="choice", label="AdamW implementation", control="dropdown", choices=_OPTIMIZER,
+        help="for-loop: one parameter at a time (PyTorch's default for CPU tensors); foreach: one list per group "
+        "(its default for CUDA tensors); fused: one kernel, no temporaries",
     )  # fmt: skip
     name: str = dataclasses.field(default="", compare=False)
     description: str = dataclasses.field(default="", compare=False)
@@ -443,6 +452,26 @@ class ParallelTrainingScenario(ParallelView, Scenario):
             return False
         value = self._env.get("training_fits_per_device")
         return value if is_array(value) else bool(value)
+
+    def step_timeline(self, micro_batches: int = 1) -> StepTimeline:
+        """One step's memory on the most loaded device, phase by phase (:mod:`mlsysim_nb.kinds.parallel.step`).
+
+        ``micro_batches`` > 1: gradient accumulation, every gradient alive from the second micro-batch on.
+        """
+        return step_timeline(self, micro_batches)
+
+    @property
+    def peak_per_device(self) -> Any:
+        """The most memory one device holds at any moment of one step (one micro-batch), not the sum of its parts.
+
+        Its phase is ``peak_phase``; the timeline is :meth:`step_timeline`.
+        """
+        return Q_(self.step_timeline().peak, "byte")
+
+    @property
+    def peak_phase(self) -> str:
+        """The phase of the step in which ``peak_per_device`` falls."""
+        return self.step_timeline().peak_phase
 
     @property
     def is_sweep(self) -> bool:
