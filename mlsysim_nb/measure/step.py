@@ -25,7 +25,15 @@ from mlsysim_nb.measure.step_results import CATEGORIES, StepMeasurement
 from mlsysim_nb.measure.torch_extra import require_transformers
 from mlsysim_nb.model.fields import check_count
 
-__all__ = ["MODEL_TYPES", "OPTIMIZER_IMPLEMENTATIONS", "measure_step", "step_config", "step_scenario"]
+__all__ = [
+    "MODEL_TYPES",
+    "OPTIMIZER_IMPLEMENTATIONS",
+    "build_step",
+    "check_step",
+    "measure_step",
+    "step_config",
+    "step_scenario",
+]
 
 _OWNER = "measure_step"
 #: The model class measured for each model type.
@@ -38,12 +46,9 @@ OPTIMIZER_IMPLEMENTATIONS = {
 }
 _DTYPES = {"float32": 4, "bfloat16": 2}
 _ATTENTIONS = ("eager", "sdpa")
-
-
-def _choice(field: str, value: Any, valid: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in valid:
-        raise FieldError(_OWNER, field, f"must be one of {', '.join(map(repr, valid))}, got {value!r}")
-    return value
+#: The largest size of each argument: a small model, measured in seconds.
+_LIMITS = {"hidden": 4096, "heads": 64, "kv_heads": 64, "ffn": 16384, "layers": 16, "vocab": 2**18,
+           "seq_len": 4096, "micro_batch": 64, "accumulation": 16}  # fmt: skip
 
 
 def step_config(model_type: str, *, hidden: int, heads: int, kv_heads: int, ffn: int, layers: int, vocab: int,
@@ -72,21 +77,41 @@ def step_scenario(config: dict[str, Any]) -> Any:
     return measured_step_scenario(config)
 
 
-def _check(model_type: Any, sizes: dict[str, Any], dtype: Any, attention: Any, optimizer: Any) -> dict[str, Any]:
-    checked: dict[str, Any] = {"model_type": _choice("model_type", model_type, tuple(MODEL_TYPES))}
-    checked["dtype"] = _choice("dtype", dtype, tuple(_DTYPES))
-    checked["attention"] = _choice("attention", attention, _ATTENTIONS)
-    checked["optimizer_implementation"] = _choice("optimizer_implementation", optimizer,
-                                                  tuple(OPTIMIZER_IMPLEMENTATIONS))  # fmt: skip
-    limits = {"hidden": 4096, "heads": 64, "kv_heads": 64, "ffn": 16384, "layers": 16, "vocab": 2**18,
-              "seq_len": 4096, "micro_batch": 64, "accumulation": 16}  # fmt: skip
-    for name, high in limits.items():
-        checked[name] = check_count(_OWNER, name, sizes[name], maximum=high)
-    if checked["hidden"] % checked["heads"]:
-        raise FieldError(_OWNER, "heads", f"must divide hidden ({checked['hidden']}), got {checked['heads']}")
-    if checked["model_type"] == "llama" and checked["heads"] % checked["kv_heads"]:
-        raise FieldError(_OWNER, "kv_heads", f"must divide heads ({checked['heads']}), got {checked['kv_heads']}")
-    return checked
+def check_step(owner: str, **args: Any) -> tuple[dict[str, Any], int]:
+    """``measure_step``'s arguments checked, then the model's predicted peak against ``memory_limit``.
+
+    Each bad argument is a :class:`FieldError` naming it, labelled ``owner``; a predicted peak above the
+    limit a :class:`MemoryLimitError`. Gives the configuration (GPT-2's ``kv_heads`` and ``ffn`` set to its
+    own) and the random state.
+    """
+
+    def choice(field: str, valid: tuple[str, ...]) -> str:
+        value = args[field]
+        if not isinstance(value, str) or value not in valid:
+            raise FieldError(owner, field, f"must be one of {', '.join(map(repr, valid))}, got {value!r}")
+        return value
+
+    config: dict[str, Any] = {"model_type": choice("model_type", tuple(MODEL_TYPES)),
+                              "dtype": choice("dtype", tuple(_DTYPES)), "attention": choice("attention", _ATTENTIONS),
+                              "optimizer_implementation": choice("optimizer_implementation",
+                                                                 tuple(OPTIMIZER_IMPLEMENTATIONS))}  # fmt: skip
+    for name, high in _LIMITS.items():
+        config[name] = check_count(owner, name, args[name], maximum=high)
+    if config["hidden"] % config["heads"]:
+        raise FieldError(owner, "heads", f"must divide hidden ({config['hidden']}), got {config['heads']}")
+    if config["model_type"] == "gpt2":
+        config["kv_heads"], config["ffn"] = config["heads"], 4 * config["hidden"]
+    elif config["heads"] % config["kv_heads"]:
+        raise FieldError(owner, "kv_heads", f"must divide heads ({config['heads']}), got {config['kv_heads']}")
+    if not isinstance(args["recompute"], bool):
+        raise FieldError(owner, "recompute", f"must be True or False, got {args['recompute']!r}")
+    config["recompute"] = args["recompute"]
+    seed = check_random_state(owner, args["random_state"])
+    limit = check_memory_limit(owner, args["memory_limit"])
+    peak = float(step_scenario(config).peak_per_device.m_as("byte"))
+    refuse_above_limit(owner, {"predicted peak of the step": peak}, limit, args["memory_limit"],
+                       basis="by the model's predicted peak")  # fmt: skip
+    return config, seed
 
 
 @named_arguments(1)
@@ -140,34 +165,30 @@ def measure_step(
     ImportError
         Without PyTorch and transformers, saying how to install the ``measure`` extra.
     """
-    sizes = {"hidden": hidden, "heads": heads, "kv_heads": kv_heads, "ffn": ffn, "layers": layers, "vocab": vocab,
-             "seq_len": seq_len, "micro_batch": micro_batch, "accumulation": accumulation}  # fmt: skip
-    config = _check(model_type, sizes, dtype, attention, optimizer_implementation)
-    if model_type == "gpt2":
-        config["kv_heads"], config["ffn"] = config["heads"], 4 * config["hidden"]
-    if not isinstance(recompute, bool):
-        raise FieldError(_OWNER, "recompute", f"must be True or False, got {recompute!r}")
-    config["recompute"] = recompute
-    seed = check_random_state(_OWNER, random_state)
-    limit = check_memory_limit(_OWNER, memory_limit)
-    predicted = step_scenario(config)
-    refuse_above_limit(_OWNER, {"predicted peak of the step": float(predicted.peak_per_device.m_as("byte"))}, limit,
-                       memory_limit, basis="by the model's predicted peak")  # fmt: skip
+    config, seed = check_step(_OWNER, model_type=model_type, dtype=dtype, attention=attention, hidden=hidden,
+                              heads=heads, kv_heads=kv_heads, ffn=ffn, layers=layers, vocab=vocab, seq_len=seq_len,
+                              micro_batch=micro_batch, accumulation=accumulation, recompute=recompute,
+                              optimizer_implementation=optimizer_implementation, memory_limit=memory_limit,
+                              random_state=random_state)  # fmt: skip
     require_transformers()
     times, sizes_by_category, phases = _run(config, seed)
     return StepMeasurement(config["model_type"], config, times, sizes_by_category, phases)
 
 
-def _run(config: dict[str, Any], seed: int) -> tuple[Any, Any, Any]:
+def build_step(config: dict[str, Any], seed: int, device: str = "cpu") -> tuple[Any, list[tuple[str, int]]]:
+    """The model, optimizer and batches of ``config`` on ``device``; a ``step(mark)`` function and its marks.
+
+    ``step(True)`` appends ``(phase, time.time_ns())`` to the marks as each phase starts (and ``("end", ...)``).
+    """
     import torch
     import transformers
-    from torch.profiler import ProfilerActivity, profile
 
     torch.manual_seed(seed)
     cfg = step_config(config["model_type"], **{k: config[k] for k in
                       ("hidden", "heads", "kv_heads", "ffn", "layers", "vocab", "seq_len")})  # fmt: skip
     cfg._attn_implementation = config["attention"]  # noqa: SLF001 - transformers' documented switch
-    model = getattr(transformers, MODEL_TYPES[config["model_type"]])(cfg).to(getattr(torch, config["dtype"])).train()
+    model = getattr(transformers, MODEL_TYPES[config["model_type"]])(cfg)
+    model = model.to(device=device, dtype=getattr(torch, config["dtype"])).train()
     if config["recompute"]:
         kwargs = {"use_reentrant": False}  # PyTorch's non-reentrant checkpoint, one segment per layer
         if hasattr(model, "activation_checkpointing_enable"):  # transformers 5's name
@@ -177,28 +198,35 @@ def _run(config: dict[str, Any], seed: int) -> tuple[Any, Any, Any]:
     flags = OPTIMIZER_IMPLEMENTATIONS[config["optimizer_implementation"]]
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=flags["foreach"], fused=flags["fused"])
     k = config["accumulation"]
-    batches = [torch.randint(0, config["vocab"], (config["micro_batch"], config["seq_len"])) for _ in range(k)]
+    shape = (config["micro_batch"], config["seq_len"])
+    batches = [torch.randint(0, config["vocab"], shape, device=device) for _ in range(k)]
     marks: list[tuple[str, int]] = []
+
+    def note(label: str, mark: bool) -> None:
+        if mark:
+            marks.append((label, time.time_ns()))
 
     def step(mark: bool) -> None:
         for i, ids in enumerate(batches):
             suffix = f" {i + 1}" if k > 1 else ""
-            if mark:
-                marks.append((f"forward{suffix}", time.time_ns()))
+            note(f"forward{suffix}", mark)
             loss = model(input_ids=ids, labels=ids, use_cache=False).loss / k
-            if mark:
-                marks.append((f"backward{suffix}", time.time_ns()))
+            note(f"backward{suffix}", mark)
             loss.backward()
             del loss
-        if mark:
-            marks.append(("optimizer step", time.time_ns()))
+        note("optimizer step", mark)
         optimizer.step()
-        if mark:
-            marks.append(("zero_grad", time.time_ns()))
+        note("zero_grad", mark)
         optimizer.zero_grad(set_to_none=True)
-        if mark:
-            marks.append(("end", time.time_ns()))
+        note("end", mark)
 
+    return step, marks
+
+
+def _run(config: dict[str, Any], seed: int) -> tuple[Any, Any, Any]:
+    from torch.profiler import ProfilerActivity, profile
+
+    step, marks = build_step(config, seed)
     step(mark=False)  # AdamW's moments exist from here on, as in every step but the first
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True, record_shapes=True, with_stack=True) as prof:
         step(mark=True)
