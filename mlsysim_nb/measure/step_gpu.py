@@ -1,4 +1,4 @@
-r"""The step ``measure_step`` measures, on a CUDA device: what PyTorch allocates, what it reserves, what the driver sees.
+r"""The step ``measure_step`` measures, on a CUDA device: allocated, reserved, and what the driver sees.
 
 Run where a GPU is::
 
