@@ -17,14 +17,14 @@ here, as they depend on more than one shape:
 * the optimizer step's temporaries, :func:`optimizer_temporary_bytes`, by AdamW's implementation.
 
 >>> from mlsysim_nb.layers import Architecture
->>> from mlsysim_nb.layers.transients import transient_bytes
+>>> from mlsysim_nb.layers.transients import optimizer_temporary_bytes, transient_bytes
 >>> arch = Architecture(hidden=128, heads=4, vocab=1000)
 >>> transient_bytes(arch.dims(64, 2), "output backward", dtype_bytes=2)  # 2 FP32 copies of b·s·v logits
 1024000
 >>> optimizer_temporary_bytes((10, 30, 20), "for-loop", 4)  # 10 + 2·30 values: the pair (10, 30)
-280
+280.0
 >>> optimizer_temporary_bytes((10, 30, 20), "foreach", 4), optimizer_temporary_bytes((10, 30, 20), "fused", 4)
-(240, 0)
+(240.0, 0.0)
 """
 
 from __future__ import annotations
