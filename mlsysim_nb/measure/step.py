@@ -15,6 +15,7 @@ context or communication buffers (``scripts/measure_step_gpu.py`` measures those
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -224,6 +225,9 @@ def build_step(config: dict[str, Any], seed: int, device: str = "cpu") -> tuple[
 
 
 def _run(config: dict[str, Any], seed: int) -> tuple[Any, Any, Any]:
+    # Kineto, the profiler's library, prints a time-stamped line as it starts and stops unless its log level
+    # is above its highest (6), read when the profiler first starts in the process; a level given is kept
+    os.environ.setdefault("KINETO_LOG_LEVEL", "6")
     from torch.profiler import ProfilerActivity, profile
 
     step, marks = build_step(config, seed)
