@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from mlsysim_nb.measure.step import measure_step, step_scenario
+from mlsysim_nb.measure.step import step_scenario
 from mlsysim_nb.measure.step_compare import StepComparison, compare_step
 
 pytestmark = pytest.mark.measure
@@ -20,7 +20,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
                                           "micro_batch": 2, "vocab": 64},
     "activation-heavy GPT-2 FP32 eager": {"model_type": "gpt2", "attention": "eager", "seq_len": 512,
                                           "micro_batch": 1, "vocab": 64},
-    "output-heavy Llama BF16 SDPA": {"dtype": "bfloat16", "vocab": 4000, "seq_len": 64, "micro_batch": 2},
+    "output-heavy Llama BF16 SDPA": {"dtype": "bfloat16", "vocab": 4000, "seq_len": 512, "micro_batch": 1},
     "output-heavy GPT-2 BF16 SDPA": {"model_type": "gpt2", "dtype": "bfloat16", "vocab": 4000, "seq_len": 64,
                                      "micro_batch": 1},
 }  # fmt: skip
@@ -42,11 +42,11 @@ PEAK_ONLY: dict[str, dict[str, Any]] = {
 
 
 @pytest.fixture(scope="module")
-def compared(torch: Any, transformers: Any) -> dict[str, StepComparison]:
-    """Each configuration measured once, set against the model's timeline."""
+def compared(measured_steps: Any) -> dict[str, StepComparison]:
+    """Each configuration measured once (the recorded steps' two among them), set against the model's timeline."""
     out = {}
     for name, config in {**CONFIGS, **PEAK_ONLY}.items():
-        measured = measure_step(**config)
+        measured = measured_steps(**config)
         timeline = step_scenario(measured.config).step_timeline(measured.config["accumulation"])
         out[name] = compare_step(measured, timeline)
     return out

@@ -155,7 +155,7 @@ class ParallelTrainingScenario(ParallelView, Scenario):
         help="None: the state's bytes_per_value; 4 for FP32 gradients (Megatron-LM's distributed optimizer, DeepSpeed)",
     )  # fmt: skip
     optimizer_implementation: Any = knob(
-        "foreach", kind="choice", label="AdamW implementation", control="dropdown", choices=_OPTIMIZER,
+        "foreach", kind="choice", label="AdamW implementation", choices=_OPTIMIZER,
         help="for-loop: one parameter at a time (PyTorch's default for CPU tensors); foreach: one list per group "
         "(its default for CUDA tensors); fused: one kernel, no temporaries",
     )  # fmt: skip
