@@ -28,6 +28,13 @@ final norm's first, then layer by layer (within a layer, a block's once its back
 projection's with its op), the embeddings last. Tied embeddings: the output layer's part of their gradient
 waits in autograd's buffer (a backward transient) until the lookup's part is added to it.
 
+Measured with PyTorch's profiler (``tests/measure/test_step.py``), the peak is within 1 % for six steps
+across the three regimes and each category within 5 % at it. Where two moments of one layer's backward pass
+come close, the rule "two gradients of the row's size" can pick the wrong one: a gated MLP's product and
+SiLU hold up to four f-wide gradients at once, not two (a Llama step at s = 192, b = 2 in BF16 with eager
+attention: 3.4 % low); under per-layer recomputation the profiler files part of the rebuilt layer as inputs,
+not as the backward's own (the peak within 2 %, the categories not).
+
 What a CPU measurement checks this against, and what it leaves out, is in :mod:`mlsysim_nb.measure.step`:
 on a GPU the caching allocator's reserve and fragmentation, the CUDA context and communication buffers come
 on top.
