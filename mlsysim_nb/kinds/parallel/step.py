@@ -30,8 +30,10 @@ waits in autograd's buffer (a backward transient) until the lookup's part is add
 
 Measured with PyTorch's profiler (``tests/measure/test_step.py``), the peak is within 1 % for six steps
 across the three regimes and each category within 5 % at it. Where two moments of one layer's backward pass
-come close, the rule "two gradients of the row's size" can pick the wrong one: a gated MLP's product and
-SiLU hold up to four f-wide gradients at once, not two (a Llama step at s = 192, b = 2 in BF16 with eager
+come close, the rule "two gradients of the row's size" can pick the wrong one: in a gated MLP's backward
+pass, SiLU's gradient is computed while the product's two gradients are alive (three f-wide gradients),
+and PyTorch's CPU kernel for it makes two f-wide temporaries of its own (a library's choice, not a row
+here): five f-wide tensors where the rule counts two (a Llama step at s = 192, b = 2 in BF16 with eager
 attention: 3.4 % low); under per-layer recomputation the profiler files part of the rebuilt layer as inputs,
 not as the backward's own (the peak within 2 %, the categories not).
 
