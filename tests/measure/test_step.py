@@ -33,8 +33,9 @@ PHASES = {
     "output-heavy Llama BF16 SDPA": ("backward, output layer", "backward"),
     "output-heavy GPT-2 BF16 SDPA": ("backward, output layer", "backward"),
 }
-#: Gradient accumulation and recomputation: the peak is checked; which moment of a layer's backward holds it
-#: is a close race between the softmax's and the MLP's (see the module docstring of measure/step_compare.py).
+#: Gradient accumulation and recomputation: the peak is checked, not its categories (with accumulation the
+#: accumulated gradients' own transients, under recomputation the profiler's filing of the rebuilt layer differ;
+#: see the docstring of mlsysim_nb/kinds/parallel/step.py).
 PEAK_ONLY: dict[str, dict[str, Any]] = {
     "two micro-batches": {"accumulation": 2, "seq_len": 32},
     "recomputed layers": {**CONFIGS["activation-heavy Llama BF16 eager"], "recompute": True},
