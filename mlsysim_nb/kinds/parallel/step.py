@@ -35,7 +35,9 @@ pass, SiLU's gradient is computed while the product's two gradients are alive (t
 and PyTorch's CPU kernel for it makes two f-wide temporaries of its own (a library's choice, not a row
 here): five f-wide tensors where the rule counts two (a Llama step at s = 192, b = 2 in BF16 with eager
 attention: 3.4 % low); under per-layer recomputation the profiler files part of the rebuilt layer as inputs,
-not as the backward's own (the peak within 2 %, the categories not).
+not as the backward's own (the peak within 2 %, the categories not); with gradient accumulation each
+parameter's new gradient exists beside the accumulated one until it is added in place (one parameter's
+size at a time), which is not counted (the peak within 0.3 %).
 
 What a CPU measurement checks this against, and what it leaves out, is in :mod:`mlsysim_nb.measure.step`:
 on a GPU the caching allocator's reserve and fragmentation, the CUDA context and communication buffers come
