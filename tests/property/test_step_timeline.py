@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mlsysim_nb.errors import FieldError
 from mlsysim_nb.measure.step_scenario import measured_step_scenario
 
 
@@ -53,3 +55,44 @@ def test_accumulation_never_lowers_the_peak(config: dict[str, Any], micro_batche
     """More micro-batches per step never lower the peak: the gradients are alive from the second one on."""
     s = measured_step_scenario(config)
     assert s.step_timeline(micro_batches).peak >= s.step_timeline(1).peak
+
+
+@st.composite
+def _shipped_layouts(draw: Any) -> Any:
+    """A shipped configuration (it gives the vocabulary) under one device or a layout of t, SP, N_d and ZeRO."""
+    from mlsysim_nb import ActivationMemoryScenario, ParallelTrainingScenario, TrainingStateFitScenario, Workloads
+
+    w = Workloads.configuration(draw(st.sampled_from(["gpt2-xl", "llama-3.1-8b", "mistral-7b", "qwen2.5-7b"])))
+    width = draw(st.sampled_from([2, 4]))
+    master = draw(st.sampled_from([None, 4])) if width == 2 else None
+    state = TrainingStateFitScenario(workload=w, bytes_per_value=width, optimizer_bytes_per_parameter=2 * (master or
+                                     width), master_bytes_per_parameter=master)  # fmt: skip
+    t = draw(st.sampled_from([d for d in (1, 2, 4) if w.heads % d == 0 and (w.kv_heads or w.heads) % d == 0]))
+    acts = ActivationMemoryScenario(workload=w, micro_batch=draw(st.integers(1, 8)),
+                                    seq_len=t * draw(st.integers(1, 256)), precision_bytes=width,
+                                    attention=draw(st.sampled_from(["eager", "fused"])),
+                                    implementation=draw(st.sampled_from(["megatron", "transformers"])))  # fmt: skip
+    return ParallelTrainingScenario(
+        state=state, activations=acts, recompute=draw(st.sampled_from(["none", "selective", "full"])),
+        data_parallel=draw(st.sampled_from([1, 8])), zero_stage=draw(st.integers(0, 3)), tensor_parallel=t,
+        sequence_parallel=t > 1 and draw(st.booleans()),
+        optimizer_implementation=draw(st.sampled_from(["for-loop", "foreach", "fused"])),
+    )  # fmt: skip
+
+
+@given(_shipped_layouts())
+def test_layouts_of_shipped_models(s: Any) -> None:
+    """Any layout of one pipeline stage: the peak bounds hold, and the step starts from the state at rest."""
+    tl = s.step_timeline()
+    assert all(tl.peak >= p.total for p in tl.points)
+    assert tl.peak <= sum(tl.largest().values()) * (1 + 1e-12)
+    at_rest = s.magnitude("weights_per_device") + s.magnitude("master_weights_per_device")
+    assert tl.points[0].total == pytest.approx(float(at_rest + s.magnitude("optimizer_state_per_device")), rel=1e-9)
+
+
+def test_pipelines_are_refused() -> None:
+    """A layout of pipeline stages is refused, naming pipeline_parallel."""
+    from mlsysim_nb import Scenarios
+
+    with pytest.raises(FieldError, match="pipeline_parallel"):
+        Scenarios.Gpt3_175BKorthikantiTable3OnA100.step_timeline()
