@@ -14,16 +14,14 @@ attention, with the model's ``sliding_window`` when it has one.
 from __future__ import annotations
 
 import functools
-import operator
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
 
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.layers import mixers
 from mlsysim_nb.layers.rows import Dims
 
-__all__ = ["ACTIVATIONS", "BIASES", "FORMER_NAMES", "MLPS", "NORMS", "POSITIONS", "Architecture", "Layer"]
+__all__ = ["ACTIVATIONS", "BIASES", "MLPS", "NORMS", "POSITIONS", "Architecture", "Layer"]
 
 MLPS = ("plain", "gated")
 ACTIVATIONS = ("gelu", "gelu_new", "silu")
@@ -186,30 +184,3 @@ class Architecture:
             v=self.vocab_size or 1,
             extra=tuple(extra.items()),
         )
-
-
-#: The names the course's notebooks (04, 05, 07, 10) still write for five fields, from before the layer table took
-#: the workload's names: read, and accepted as keywords, until those notebooks are edited; the package uses none.
-FORMER_NAMES = {
-    "hidden": "hidden_dim",
-    "ffn": "ffn_dim",
-    "vocab": "vocab_size",
-    "tied": "tied_embeddings",
-    "max_positions": "context_length",
-}
-
-
-def _accepting_former_names(init: Any) -> Any:
-    @functools.wraps(init)
-    def __init__(self: Architecture, *args: Any, **kwargs: Any) -> None:  # noqa: N807 - the class's own
-        for former, name in FORMER_NAMES.items():
-            if former in kwargs:
-                kwargs[name] = kwargs.pop(former)
-        init(self, *args, **kwargs)
-
-    return __init__
-
-
-setattr(Architecture, "__init__", _accepting_former_names(Architecture.__init__))  # noqa: B010 - mypy's method rule
-for _former, _name in FORMER_NAMES.items():
-    setattr(Architecture, _former, property(operator.attrgetter(_name), doc=f"``{_name}``, as notebooks wrote it."))

@@ -15,6 +15,9 @@ from mlsysim_nb.measure.hf_results import HFMeasurement, RowMeasurement
 from mlsysim_nb.measure.items import ITEMS, LineItem
 from mlsysim_nb.measure.layer import layer_scenario, measure_layer
 from mlsysim_nb.measure.results import ItemRow, LayerMeasurement, SavedTensor, StateRow, TrainingStateMeasurement
+from mlsysim_nb.measure.step import measure_step
+from mlsysim_nb.measure.step_compare import StepComparison, compare_step
+from mlsysim_nb.measure.step_results import StepMeasurement
 from mlsysim_nb.measure.torch_extra import (
     INSTALL_HINT,
     require_torch,
@@ -35,11 +38,15 @@ __all__ = [
     "RowMeasurement",
     "SavedTensor",
     "StateRow",
+    "StepComparison",
+    "StepMeasurement",
     "TrainingStateMeasurement",
+    "compare_step",
     "layer_scenario",
     "measure_hf_causal_lm",
     "measure_hf_layer",
     "measure_layer",
+    "measure_step",
     "measure_training_state",
     "require_torch",
     "require_transformers",

@@ -39,3 +39,22 @@ def transformers(torch: Any) -> Any:
     import transformers as module
 
     return module
+
+
+@pytest.fixture(scope="session")
+def measured_steps(torch: Any, transformers: Any) -> Any:
+    """``measure_step(**config)``, each configuration measured once per session (shared by the step tests)."""
+    import inspect
+
+    from mlsysim_nb.measure.step import measure_step
+
+    defaults = {k: p.default for k, p in inspect.signature(measure_step).parameters.items()}
+    cache: dict[str, Any] = {}
+
+    def measure(**config: Any) -> Any:
+        key = repr(sorted({**defaults, **config}.items()))
+        if key not in cache:
+            cache[key] = measure_step(**config)
+        return cache[key]
+
+    return measure

@@ -27,8 +27,8 @@ def architectures(draw: st.DrawFn) -> layers.Architecture:
     kind = draw(_KINDS)
     experts = draw(st.sampled_from([0, 0, 4, 8])) if kind else 0
     return layers.Architecture(
-        hidden=hidden, heads=heads, kv_heads=kv, ffn=draw(st.integers(1, 8 * hidden)), experts=experts,
-        experts_per_token=draw(st.integers(1, experts)) if experts else 1, vocab=draw(st.integers(2, 5000)), **kind,
+        hidden_dim=hidden, heads=heads, kv_heads=kv, ffn_dim=draw(st.integers(1, 8 * hidden)), experts=experts,
+        experts_per_token=draw(st.integers(1, experts)) if experts else 1, vocab_size=draw(st.integers(2, 5000)), **kind,
     )  # fmt: skip
 
 

@@ -243,10 +243,3 @@ def test_a_layer_without_heads_needs_none() -> None:
     assert layers.Dims(s=8, b=1, h=64).size(("s", "b", "a", "kv", "d")) == 8
     with pytest.raises(FieldError, match=r"Architecture\.heads: is needed by an attention layer"):
         layers.Architecture(hidden_dim=64)
-
-
-def test_the_notebooks_former_names_still_read() -> None:
-    """Until notebooks 04, 05, 07 and 10 are edited, Architecture(hidden=...) and arch.vocab, .ffn, .tied still work."""
-    arch = layers.Architecture(hidden=64, heads=4, ffn=96, vocab=100, tied=False)  # type: ignore[call-arg]
-    assert (arch.hidden_dim, arch.ffn_dim, arch.vocab_size, arch.tied_embeddings) == (64, 96, 100, False)
-    assert (arch.hidden, arch.ffn, arch.vocab, arch.tied) == (64, 96, 100, False)  # type: ignore[attr-defined]

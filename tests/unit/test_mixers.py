@@ -148,7 +148,7 @@ def test_a_fixed_state_is_counted_once_per_sequence(toy, tmp_path) -> None:
     saved = list(mixers.__path__)
     layers.register_mixer_path(tmp_path)
     try:
-        arch = Architecture(hidden=64, layers=2, pattern=(Layer("stateful"),))
+        arch = Architecture(hidden_dim=64, layers=2, pattern=(Layer("stateful"),))
         assert layers.cache_values(arch).per_sequence == 32
         assert layers.cache_bytes(arch, context=10, bytes_per_value=2) == layers.cache_bytes(arch, context=10**6) == 64
     finally:

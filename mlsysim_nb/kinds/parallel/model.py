@@ -20,23 +20,26 @@ import numpy as np
 
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.kinds.activation.model import ActivationMemoryScenario
-from mlsysim_nb.kinds.parallel.experts import check_experts, expert_inputs, first_bad
+from mlsysim_nb.kinds.parallel.experts import check_experts, expert_inputs
+from mlsysim_nb.kinds.parallel.layout import check_pipeline, check_tensor_parallel
 from mlsysim_nb.kinds.parallel.physics import EQUATIONS
+from mlsysim_nb.kinds.parallel.step import StepTimeline, step_timeline
 from mlsysim_nb.kinds.parallel.table import around_stack_bytes, layer_coefficients
 from mlsysim_nb.kinds.parallel.view import ParallelView
 from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
-from mlsysim_nb.layers import tensor_parallel_refusal
-from mlsysim_nb.model.changes import changed_fields
+from mlsysim_nb.layers.transients import OPTIMIZER_IMPLEMENTATIONS
 from mlsysim_nb.model.equations import Equations, with_equations
 from mlsysim_nb.model.knob import knob, record
 from mlsysim_nb.model.scenario import Scenario, derived, is_array
 from mlsysim_nb.physics import STRATEGIES
 from mlsysim_nb.records.hardware import HardwareNode
 from mlsysim_nb.records.workloads import check_workload
+from mlsysim_nb.units import Q_
 
 __all__ = ["ParallelTrainingScenario"]
 
 _RECOMPUTE = tuple((name, name) for name in STRATEGIES)
+_OPTIMIZER = tuple((name, name) for name in OPTIMIZER_IMPLEMENTATIONS)
 _ZERO = (("0: replicated", 0), ("1: optimizer", 1), ("2: + gradients", 2), ("3: + weights", 3))
 _NEEDS_ACTIVATIONS = "activations (an ActivationMemoryScenario; this scenario has activations=None)"
 #: what the activation scenario gives the formulas: absent, each is not applicable, naming ``activations``
@@ -151,6 +154,11 @@ class ParallelTrainingScenario(ParallelView, Scenario):
         None, kind="bytes", symbol="b_g,given", label="stated bytes per gradient value", high=8, optional=True,
         help="None: the state's bytes_per_value; 4 for FP32 gradients (Megatron-LM's distributed optimizer, DeepSpeed)",
     )  # fmt: skip
+    optimizer_implementation: Any = knob(
+        "foreach", kind="choice", label="AdamW implementation", choices=_OPTIMIZER,
+        help="for-loop: one parameter at a time (PyTorch's default for CPU tensors); foreach: one list per group "
+        "(its default for CUDA tensors); fused: one kernel, no temporaries",
+    )  # fmt: skip
     name: str = dataclasses.field(default="", compare=False)
     description: str = dataclasses.field(default="", compare=False)
 
@@ -229,72 +237,9 @@ class ParallelTrainingScenario(ParallelView, Scenario):
 
     def _check_layout(self, o: str) -> None:
         """Refuse layouts the model cannot split: element-wise, so a sweep names the first bad value."""
-        self._check_tensor_parallel(o)
-        self._check_pipeline(o)
+        check_tensor_parallel(self, o)
+        check_pipeline(self, o)
         check_experts(self, o)
-
-    def _check_tensor_parallel(self, o: str) -> None:
-        """Tensor parallelism splits heads, key/value heads and hidden width (so the f·h MLP); SP needs t > 1, t | s.
-
-        The rules are checked in that order; a rule between two fields blames the one this ``variant()`` changed.
-        """
-        w, t = self.state.workload, np.asarray(self.tensor_parallel)
-        changed = changed_fields()
-        arch = w.architecture() if w.heads is not None and w.hidden_dim is not None else None
-        for value in np.unique(t):
-            # the attention's split, as Megatron-LM makes it (the mixer's rule), then the width every layer splits
-            refused = None if arch is None else tensor_parallel_refusal(arch, int(value), "megatron")
-            if refused is None and w.hidden_dim is not None and w.hidden_dim % value:
-                refused = f"must divide the {w.hidden_dim} hidden width", ""
-            if refused is None:
-                continue
-            rule, reason = refused
-            if "state" in changed and "tensor_parallel" not in changed:  # a new model under the same layout
-                what = rule.removeprefix("must divide the ")
-                msg = f"models {w.name}, whose {what} tensor_parallel = {value} does not divide" + (
-                    f" ({reason})" if reason else "")  # fmt: skip
-                raise FieldError(o, "state", msg)
-            msg = f"{rule} of {w.name}, got {value}" + (f" ({reason})" if reason else "")
-            raise FieldError(o, "tensor_parallel", msg)
-        sp = np.asarray(self.sequence_parallel)
-        blame_t = "tensor_parallel" in changed and "sequence_parallel" not in changed
-        alone = sp & (t == 1)
-        if np.any(alone):
-            if blame_t:
-                msg = "with sequence parallelism on, t must be at least 2 (SP splits the sequence over the t devices)"
-                raise FieldError(o, "tensor_parallel", f"{msg}, got 1")
-            msg = "needs tensor_parallel > 1: it splits the layer norms and dropouts over the t devices, and t is 1"
-            raise FieldError(o, "sequence_parallel", msg)
-        if self.activations is None:
-            return
-        sequence = np.asarray(self.activations.magnitude("sequence"))
-        split = sp & (sequence % t != 0)
-        if np.any(split):
-            tokens, bad_t = first_bad(sequence, split), first_bad(t, split)
-            rule = f"with sequence parallelism on, t must divide the {tokens} tokens"
-            if "activations" in changed and not changed & {"tensor_parallel", "sequence_parallel"}:
-                raise FieldError(o, "activations", f"{rule} (t = {bad_t}): give a sequence that t divides")
-            field = "sequence_parallel" if "sequence_parallel" in changed and not blame_t else "tensor_parallel"
-            raise FieldError(o, field, f"{rule}, got t = {bad_t}")
-
-    def _check_pipeline(self, o: str) -> None:
-        w, p, m = self.state.workload, np.asarray(self.pipeline_parallel), np.asarray(self.interleave)
-        if w.layers is None:
-            if np.any(p > 1):
-                raise FieldError(
-                    o, "pipeline_parallel", f"needs workload.layers to split, which {w.name} does not give"
-                )
-        elif np.any(w.layers % p != 0):
-            msg = f"must divide the {w.layers} layers of {w.name}, got {first_bad(p, w.layers % p != 0)}"
-            raise FieldError(o, "pipeline_parallel", msg)
-        solo = (m > 1) & (p == 1)
-        if np.any(solo):
-            msg = f"needs pipeline_parallel > 1 (interleaving splits pipeline stages), got {first_bad(m, solo)}"
-            raise FieldError(o, "interleave", msg)
-        if w.layers is not None:
-            uneven = (w.layers // p) % m != 0
-            if np.any(uneven):
-                raise FieldError(o, "interleave", f"must divide the layers per stage L/p, got {first_bad(m, uneven)}")
 
     def _environment(self) -> tuple[dict[str, Any], dict[str, str]]:
         state_env = self.state._env  # noqa: SLF001 - composing: the state's magnitudes, converted once
@@ -449,6 +394,26 @@ class ParallelTrainingScenario(ParallelView, Scenario):
             return False
         value = self._env.get("training_fits_per_device")
         return value if is_array(value) else bool(value)
+
+    def step_timeline(self, micro_batches: int = 1) -> StepTimeline:
+        """One step's memory on the most loaded device, phase by phase (:mod:`mlsysim_nb.kinds.parallel.step`).
+
+        ``micro_batches`` > 1: gradient accumulation, every gradient alive from the second micro-batch on.
+        """
+        return step_timeline(self, micro_batches)
+
+    @property
+    def peak_per_device(self) -> Any:
+        """The most memory one device holds at any moment of one step (one micro-batch), not the sum of its parts.
+
+        Its phase is ``peak_phase``; the timeline is :meth:`step_timeline`.
+        """
+        return Q_(self.step_timeline().peak, "byte")
+
+    @property
+    def peak_phase(self) -> str:
+        """The phase of the step in which ``peak_per_device`` falls."""
+        return self.step_timeline().peak_phase
 
     @property
     def is_sweep(self) -> bool:

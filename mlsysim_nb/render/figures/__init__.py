@@ -18,9 +18,14 @@ data and on the drawn artists, not on pixels.
   the peak marked. For a single-device training scenario the state (weights, gradients, optimizer state,
   master copy) is resident throughout, as the package's ``training_total`` counts it, and the activations
   are split evenly over the ``L`` layers; for an activation scenario with checkpoint segments, the segment
-  inputs and the one live segment that ``checkpointed_activations`` counts.
+  inputs and the one live segment that ``checkpointed_activations`` counts. This is the sum's schematic
+  (gradients held throughout); the step's real peak is the next figure's.
+* :func:`step_peak_figure`: one step's memory phase by phase as ``ParallelTrainingScenario.step_timeline()``
+  predicts it (no gradients before the backward pass, transients, the optimizer's temporaries), beside a
+  measurement of it (``measure_step`` or a recorded one), both peaks marked and the sum drawn as a line.
 """
 
+from mlsysim_nb.render.figures.peak import step_peak_figure
 from mlsysim_nb.render.figures.pipeline import (
     PipelineOp,
     PipelineSchedule,
@@ -43,6 +48,7 @@ __all__ = [
     "pipeline_timeline",
     "step_memory",
     "step_memory_figure",
+    "step_peak_figure",
     "zero_partition",
     "zero_partition_figure",
 ]
