@@ -97,6 +97,17 @@ class HardwareNode(RichRepr):
     #: the total the driver reports (e.g. nvidia-smi's "81559MiB"), where a public record of it is known
     driver_capacity: Any = field(default=None, compare=False)
     driver_capacity_source: str = field(default="", compare=False)
+    # -- the links that time reads (kinds/time): per device, one direction, from the node's datasheet ------
+    #: the node the device sits in (e.g. "DGX A100"), whose datasheet gives the links
+    node_name: str = field(default="", compare=False)
+    #: devices one node joins with its link (NVLink/NVSwitch): a group of at most this many talks over it
+    node_devices: int | None = field(default=None, compare=False)
+    #: bandwidth inside a node per device and direction (NVLink: half the datasheet's both-ways figure)
+    link_bandwidth: Any = field(default=None, compare=False)
+    #: bandwidth between nodes per device and direction (the network adapters' line rate over the devices)
+    network_bandwidth: Any = field(default=None, compare=False)
+    #: where the link figures are printed
+    link_source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -120,6 +131,7 @@ class HardwareNode(RichRepr):
             )
             raise FieldError("HardwareNode", "driver_capacity", reason)
         object.__setattr__(self, "driver_capacity", driver)
+        _check_links(self)
 
     def __repr__(self) -> str:
         mem = self.memory
@@ -141,7 +153,20 @@ class HardwareNode(RichRepr):
         return hardware_html(self)
 
 
-_TEXT_FIELDS = ("vendor", "key", "source", "note", "capacity_label", "driver_capacity_source")
+_TEXT_FIELDS = (
+    "vendor", "key", "source", "note", "capacity_label", "driver_capacity_source", "node_name", "link_source",
+)  # fmt: skip
+
+
+def _check_links(node: HardwareNode) -> None:
+    """The link figures: bandwidths in their physical range, the node a whole number of devices."""
+    for name in ("link_bandwidth", "network_bandwidth"):
+        value, _ = _figure("HardwareNode", name, getattr(node, name), "bandwidth", optional=True)
+        object.__setattr__(node, name, value)
+    count = as_scalar(node.node_devices)
+    if count is not None and (not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 2**20):
+        raise FieldError("HardwareNode", "node_devices", f"must be a whole number of devices from 1, got {count!r}")
+    object.__setattr__(node, "node_devices", count)
 
 
 def _is_year(year: object) -> bool:
@@ -164,6 +189,7 @@ _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _KNOWN = {
     "name", "memory_capacity", "memory_bandwidth", "peak_flops", "source", "release_year", "note", "vendor",
     "capacity_label", "driver_capacity", "driver_capacity_source",
+    "node_name", "node_devices", "link_bandwidth", "network_bandwidth", "link_source",
 }  # fmt: skip
 _REQUIRED = ("name", "memory_capacity", "memory_bandwidth", "source")
 
@@ -179,12 +205,12 @@ def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:  # noq
     for name in _REQUIRED:
         if name not in table:
             raise HardwareFileError(path, "is required", entry=key, key=name)
-    for name in ("name", "source", "note", "vendor", "capacity_label", "driver_capacity_source"):
+    for name in ("name", "source", "note", "vendor", "capacity_label", "driver_capacity_source", "node_name"):
         if name in table and not isinstance(table[name], str):
             raise HardwareFileError(path, f"must be a string, got {table[name]!r}", entry=key, key=name)
     if table.get("name") == "":
         raise HardwareFileError(path, "must be a non-empty string, the name shown in tables", entry=key, key="name")
-    for name in ("source", "driver_capacity_source"):
+    for name in ("source", "driver_capacity_source", "link_source"):
         if name in table and not re.match(r"^https?://\S+$", table[name]):
             raise HardwareFileError(path, "must be an http(s) URL of where the number is printed", entry=key, key=name)
     year = table.get("release_year")
@@ -196,6 +222,8 @@ def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:  # noq
         ("memory_bandwidth", "bandwidth"),
         ("peak_flops", "peak_flops"),
         ("driver_capacity", "capacity"),
+        ("link_bandwidth", "bandwidth"),
+        ("network_bandwidth", "bandwidth"),
     ]:
         raw = table.get(name)
         if raw is None:
@@ -206,6 +234,10 @@ def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:  # noq
             values[name], _ = _figure("hardware", name, raw, figure)
         except FieldError as err:
             raise HardwareFileError(path, err.reason, entry=key, key=name) from None
+    links = [name for name in ("link_bandwidth", "network_bandwidth", "node_devices") if name in table]
+    if links and "link_source" not in table:
+        reason = "needs link_source, the http(s) URL of the node's datasheet that prints the links"
+        raise HardwareFileError(path, reason, entry=key, key=links[0])
     if "driver_capacity" in table and "driver_capacity_source" not in table:
         reason = "needs driver_capacity_source, the http(s) URL where that driver total is printed"
         raise HardwareFileError(path, reason, entry=key, key="driver_capacity")
@@ -222,6 +254,11 @@ def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:  # noq
             capacity_label=table.get("capacity_label", ""),
             driver_capacity=values.get("driver_capacity"),
             driver_capacity_source=table.get("driver_capacity_source", ""),
+            node_name=table.get("node_name", ""),
+            node_devices=table.get("node_devices"),
+            link_bandwidth=values.get("link_bandwidth"),
+            network_bandwidth=values.get("network_bandwidth"),
+            link_source=table.get("link_source", ""),
         )
     except FieldError as err:  # any rule of the record: name the file, the entry and the key
         name = {"capacity": "memory_capacity", "bandwidth": "memory_bandwidth"}.get(err.field, err.field)

@@ -127,11 +127,12 @@ def _inside_a_kind(path: Path) -> bool:
 
 
 def test_the_registry_finds_the_package_kinds() -> None:
-    """The four kinds of the package are found by listing mlsysim_nb/kinds/, in catalog order."""
+    """The five kinds of the package are found by listing mlsysim_nb/kinds/, in catalog order."""
     assert [k.name for k in _KINDS] == [
         "TrainingStateFitScenario",
         "ActivationMemoryScenario",
         "ParallelTrainingScenario",
+        "TrainingTimeScenario",
         "InferenceMemoryScenario",
     ]
 
