@@ -39,10 +39,10 @@ def test_every_path_the_layout_names_exists() -> None:
 
 
 def test_the_layout_lists_every_kind() -> None:
-    """The kinds row names each folder the registry finds (four today: training, activation, parallel, inference)."""
+    """The kinds row names each folder the registry finds (five today: training, activation, parallel, time, inference)."""
     row = next(names for names in _layout_rows() if names[0] == "mlsysim_nb/kinds/")
     folders = {k.package.rsplit(".", 1)[1] for k in all_kinds()}
-    assert folders == {"training", "activation", "parallel", "inference"}
+    assert folders == {"training", "activation", "parallel", "time", "inference"}
     assert {f"{f}/" for f in folders} <= set(row[1:])
 
 

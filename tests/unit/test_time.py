@@ -130,6 +130,8 @@ def test_bad_batches_and_layouts_are_refused_by_name() -> None:
         TrainingTimeScenario(layout=s.layout.state, global_batch_size=64)
     with pytest.raises(FieldError, match="matmul_share"):
         s.variant(matmul_share=1.5)
+    with pytest.raises(FieldError, match=r"link_share: must be at least 1 %"):
+        s.variant(link_share=1e-320)
     with pytest.raises(FieldError, match="tokens"):
         s.time_to_train(-1.0)
 

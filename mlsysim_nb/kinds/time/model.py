@@ -37,6 +37,8 @@ ACHIEVED_SHARES_SOURCE = (
     "at 60 % of 300 GB/s, InfiniBand at 90 % of 25 GB/s. Stated once, for every layout and device; not fitted "
     "to the figures the tests compare against."
 )
+#: The smallest achieved share accepted: 1 % (below it no run is being described, and times grow without bound).
+_LEAST_SHARE = 0.01
 _OVERLAP = (("exposed", False), ("overlapped with the backward pass", True))
 
 
@@ -121,6 +123,13 @@ class TrainingTimeScenario(TimeView, Scenario):
         if layout.hardware is None:
             raise FieldError(o, "layout", "needs a device (its state's hardware) to time the iteration on")
         env = self._check_fields()
+        for share in ("matmul_share", "memory_share", "link_share", "network_share"):
+            small = np.asarray(env[share]) < _LEAST_SHARE
+            if np.any(small):
+                msg = (
+                    f"must be at least 1 % (an achieved share of a device that runs), got {_first(env[share], small)!r}"
+                )
+                raise FieldError(o, share, msg)
         self._check_batch(o, env)
         self._set_env(*self._environment(env))
 
