@@ -65,6 +65,10 @@ class Presentation:
         """The memory bar chart's data; ``None`` for a kind that draws none."""
         return None
 
+    def companion_chart(self) -> MemoryChart | None:
+        """A second chart drawn beside the memory bar (an iteration's time by cause); ``None`` by default."""
+        return None
+
     def caveats(self) -> tuple[str, ...]:
         """Sentences a reader must see beside these numbers (an estimate outside its assumptions); none by default."""
         return ()

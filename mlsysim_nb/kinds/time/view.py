@@ -1,7 +1,7 @@
-"""How a ``TrainingTimeScenario`` presents itself: sections, headline, chart and controls, as data.
+"""How a ``TrainingTimeScenario`` presents itself: sections, headline, charts and controls, as data.
 
-The chart is the layout's memory bar (what one device holds) with the iteration's time by cause in its caption's
-headline; the controls move the layout (device, N_d, t, SP, p, m, recomputation) and the batch and shares.
+The charts are the layout's memory bar (what one device holds) and, beside it, one iteration's time stacked by
+cause; the controls move the layout (device, N_d, t, SP, p, m, recomputation), the batch and the overlap.
 """
 
 from __future__ import annotations
@@ -246,6 +246,11 @@ class TimeView:
         """The layout's memory on one device, as the many-device kind draws it."""
         chart: MemoryChart = self.layout.memory_chart()
         return chart
+
+    def companion_chart(self: TimeLike) -> MemoryChart:
+        """One iteration's time on a device, stacked by cause, drawn beside the memory bar."""
+        caption = f"one iteration: MFU {format_share(self.magnitude('model_flops_utilization'))}"
+        return MemoryChart((("one iteration", self.time_parts()),), caption=caption, unit="second")
 
     def sweep_quantity(self: TimeLike) -> str:
         """What a sweep plots by default: the iteration time."""
