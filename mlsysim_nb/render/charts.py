@@ -30,6 +30,7 @@ __all__ = [
     "png_img",
     "shown_parts",
     "size_text",
+    "value_text",
 ]
 
 #: The colour of a part no kind declares.
@@ -104,7 +105,7 @@ def _gb(x: float) -> float:
 _SCALES = {"byte": (1e9, "GB", "byte"), "second": (1.0, "s", "second")}
 
 
-def _value_text(chart: MemoryChart, value: float) -> str:
+def value_text(chart: MemoryChart, value: float) -> str:
     """A part's or a bar's value as the derivation spells it, in the chart's unit."""
     return size_text(value) if chart.unit == "byte" else format_result(_SCALES[chart.unit][2], value)
 
@@ -155,7 +156,7 @@ def memory_bar(breakdown: MemoryChart, ax: Any = None, *, title: str = "") -> An
             seen.add(part)
             left += width
         total = sum(parts.values())
-        text = f" {_value_text(breakdown, total)}"
+        text = f" {value_text(breakdown, total)}"
         if capacity and left <= capacity / scale <= left + gb_per_char * (len(text) + 1):
             left = capacity / scale  # the capacity line would run through the label: the label goes past it
         ax.text(left, row, text, va="center", ha="left", fontsize=9, color="#1a1a1a")
@@ -190,8 +191,8 @@ def alt_text(breakdown: MemoryChart) -> str:
     """The numbers of the chart in words, for the ``alt`` attribute (spelled as the derivation spells them)."""
     parts = []
     for label, sizes in shown_parts(breakdown).bars:
-        inner = ", ".join(f"{part} {_value_text(breakdown, v)}" for part, v in sizes.items())
-        parts.append(f"{label}: {_value_text(breakdown, sum(sizes.values()))} ({inner})")
+        inner = ", ".join(f"{part} {value_text(breakdown, v)}" for part, v in sizes.items())
+        parts.append(f"{label}: {value_text(breakdown, sum(sizes.values()))} ({inner})")
     if breakdown.capacity:
         parts.append(f"capacity line at {size_text(breakdown.capacity)} ({breakdown.capacity_label})")
     caption = f" {breakdown.caption}." if breakdown.caption else ""

@@ -14,6 +14,7 @@ from mlsysim_nb.kinds.time.model import TrainingTimeScenario
 from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
 from mlsysim_nb.records.hardware import Hardware
 from mlsysim_nb.records.workloads import Workload, Workloads
+from mlsysim_nb.render.numbers import format_result
 
 S, V = 2048, 51200  # Korthikanti et al. (2022): sequence and vocabulary of every Table 3 model
 DAY = 86400.0
@@ -151,8 +152,10 @@ def test_reprs_compare_explore_and_sweep() -> None:
     table = dict(compare(s, Scenarios["Gpt3_175BFullRecomputeOnA100"]).table())
     assert "iteration_time" in table
     panel = explore(s)
+    assert panel.companion.bars[0]["total_text"] == "10.86 s"  # the time by cause, under the memory bar
     panel.set("tensor_parallel", 4)
     assert panel.scenario.layout.tensor_parallel == 4
+    assert panel.companion.bars[0]["total_text"] == format_result("second", panel.scenario.magnitude("iteration_time"))
     result = sweep(s, global_batch_size=[64, 128, 256])
     assert list(result["bubble_fraction"]) == pytest.approx([7 / 192, 7 / 384, 7 / 768])
 
