@@ -41,7 +41,7 @@ TIMING: list[Defined] = [
             Case("t devices in one node", "link_bandwidth * link_share", when="tensor_in_node"),
             Case("t devices across nodes", "network_bandwidth * link_share"),
         ),
-        symbol="BW_TP",
+        symbol="BW_TP,serve",
         label="tensor-parallel bandwidth",
         base="byte/second",
     ),
@@ -110,7 +110,7 @@ TIMING: list[Defined] = [
 
 #: The notation of what the device and the layout give these formulas.
 NOTATION: dict[str, Quantity] = {
-    "activation_bytes": quantity("b_act", "byte", "bytes per activation value all-reduced"),
+    "activation_bytes": quantity("b_AR", "byte", "bytes per activation value all-reduced"),
     "link_bandwidth": quantity("BW_link", "byte/second", "link bandwidth inside a node, per device"),
     "network_bandwidth": quantity("BW_net", "byte/second", "network bandwidth between nodes, per device"),
     "tensor_split": quantity("[t > 1]", "", "tensor parallelism on"),

@@ -53,14 +53,14 @@ class TrainingTimeScenario(TimeView, Scenario):
 
     ``layout`` is a :class:`ParallelTrainingScenario` with activations (its micro-batch ``b`` and sequence ``s``)
     and a device; ``global_batch_size`` is the ``B`` sequences one iteration trains on, so each pipeline runs
-    ``n_mb = B/(b·N_d)`` micro-batches (at least ``p``). Model FLOPs count the model's arithmetic once
+    ``n_micro = B/(b·N_d)`` micro-batches (at least ``p``). Model FLOPs count the model's arithmetic once
     (Korthikanti et al. 2022, Appendix A: ``72·B·s·L·h²·(1 + s/(6·h) + v/(12·h·L))`` for their GPT layer,
     read here off the workload's own layer: grouped-query attention, gated MLPs, the k experts a token uses);
     hardware FLOPs add recomputation's rerun. The time is the sum of its causes on one device, nothing
     overlapped unless ``data_parallel_overlap`` says so: matrix work at ``matmul_share`` of the peak,
     element-wise work at ``memory_share`` of the bandwidth, tensor-parallel collectives and pipeline transfers
     over the node's links (``link_share``) or the network (``network_share``), the pipeline bubble
-    ``(p − 1)/(m·n_mb)`` of the ideal time, the data-parallel reduction and the experts' all-to-alls, the
+    ``(p − 1)/(m·n_micro)`` of the ideal time, the data-parallel reduction and the experts' all-to-alls, the
     optimizer step.
 
     Assumptions: the work spread evenly over the devices and the stages (the output layer, on the last stage in
@@ -79,7 +79,7 @@ class TrainingTimeScenario(TimeView, Scenario):
 
     layout: ParallelTrainingScenario = record(label="the layout: recipe, device, parallelism, micro-batch")
     global_batch_size: Any = knob(
-        kind="count", symbol="B", label="sequences per iteration", high=2**24, control="log",
+        kind="count", symbol="B_glob", label="sequences per iteration", high=2**24, control="log",
         help="the global batch: sequences one iteration trains on, b·N_d times the micro-batches",
     )  # fmt: skip
     matmul_share: Any = knob(

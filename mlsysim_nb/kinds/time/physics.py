@@ -22,8 +22,8 @@ Time (per device, nothing overlapped unless a field says so, as Megatron-LM ran 
   devices sit in one node, else over the network at ``η_net``;
 * pipeline parallelism: each device sends one micro-batch's activations forward and their gradients
   backward per virtual stage, ``s·b·h/t`` values each (Narayanan et al. 2021, Sec. 4.1, the scatter/gather
-  across the ``t`` links); the bubble of the interleaved schedule is ``(p − 1)/(m·n_mb)`` of the ideal time
-  (Narayanan et al. 2021, Sec. 2.2.2, with ``m`` virtual stages per device and ``n_mb`` micro-batches);
+  across the ``t`` links); the bubble of the interleaved schedule is ``(p − 1)/(m·n_micro)`` of the ideal time
+  (Narayanan et al. 2021, Sec. 2.2.2, with ``m`` virtual stages per device and ``n_micro`` micro-batches);
 * data parallelism: the gradient reduction (ZeRO's traffic at stage 3) over the network, exposed, or hidden
   behind the backward pass as far as it lasts when overlapped; expert parallelism's all-to-alls, exposed;
 * the optimizer step at ``η_mem`` of the memory bandwidth (read the gradient, read and write the weights and
@@ -46,14 +46,14 @@ _ARITHMETIC = [
         "micro_batches",
         "global_batch_size / (micro_batch * data_parallel)",
         "Micro-batches each pipeline runs per iteration: the global batch over b sequences times N_d replicas.",
-        symbol="n_mb",
+        symbol="n_micro",
         label="micro-batches per iteration",
     ),
     _D(
         "tokens_per_iteration",
         "global_batch_size * sequence",
         "Tokens one iteration trains on: B sequences of s tokens.",
-        symbol="n_tok",
+        symbol="N_tok",
         label="tokens per iteration",
     ),
     _D(
@@ -76,7 +76,7 @@ _ARITHMETIC = [
         "3 * (layers * layer_forward_flops_per_token + output_forward_flops_per_token)",
         "Model FLOPs per token: forward once, backward twice the forward.",
         note="For Korthikanti's GPT layer, 72·s·L·h²·(1 + s/(6·h) + v/(12·h·L)) per sequence.",
-        symbol="F_tok",
+        symbol="F_model,tok",
         label="model FLOPs per token",
     ),
     _D(
@@ -290,7 +290,7 @@ _TIME = [
     _D(
         "bubble_fraction",
         "(pipeline_parallel - 1) / (interleave * micro_batches)",
-        "Idle share of the ideal time while the pipeline fills and drains: (p − 1)/(m·n_mb) for the interleaved "
+        "Idle share of the ideal time while the pipeline fills and drains: (p − 1)/(m·n_micro) for the interleaved "
         "schedule (m = 1: plain 1F1B).",
         symbol="β",
         label="bubble fraction",
@@ -419,9 +419,9 @@ NOTATION: dict[str, Quantity] = {
     "link_bandwidth": quantity("BW_link", "byte/second", "link bandwidth inside a node, per device"),
     "network_bandwidth": quantity("BW_net", "byte/second", "network bandwidth between nodes, per device"),
     # -- flags the fields set
-    "recomputes_layers": quantity("[full]", "", "full recomputation"),
-    "recomputes_layers_split": quantity("[full, t > 1]", "", "full recomputation under tensor parallelism"),
-    "recomputes_scores": quantity("[selective]", "", "selective recomputation"),
+    "recomputes_layers": quantity("[rec = full]", "", "full recomputation"),
+    "recomputes_layers_split": quantity("[rec = full, t > 1]", "", "full recomputation under tensor parallelism"),
+    "recomputes_scores": quantity("[rec = selective]", "", "selective recomputation"),
     "tensor_split": quantity("[t > 1]", "", "tensor parallelism on"),
     "pipelined": quantity("[p > 1]", "", "pipeline parallelism on"),
     "data_split": quantity("[N_d > 1]", "", "data parallelism on"),
@@ -431,7 +431,7 @@ NOTATION: dict[str, Quantity] = {
     "data_in_node": quantity("[N_d·t ≤ n_node]", "", "the data-parallel replicas share a node"),
     "experts_in_node": quantity("[e·t ≤ n_node]", "", "the expert-parallel devices share a node"),
     # -- the method's argument
-    "train_tokens": quantity("D", "", "tokens to train on"),
+    "train_tokens": quantity("D_train", "", "tokens to train on"),
 }
 
 #: The time equations, with the many-device equations they read.

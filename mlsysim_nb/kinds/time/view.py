@@ -109,7 +109,7 @@ _NOTES = (
             "recomputation's rerun forward. Time on one device: matrix work at η_mm of the peak, element-wise "
             "bytes (forward once, backward twice, the rerun again) at η_mem of the bandwidth, four tensor-parallel "
             "collectives of s·b·h per layer and micro-batch (six with full recomputation), pipeline sends of "
-            "s·b·h/t per virtual stage and micro-batch each way, the bubble (p − 1)/(m·n_mb) of the ideal time "
+            "s·b·h/t per virtual stage and micro-batch each way, the bubble (p − 1)/(m·n_micro) of the ideal time "
             "(Narayanan et al. 2021), the data-parallel reduction, the experts' all-to-alls and the optimizer step."
         ),
     ),
