@@ -313,3 +313,13 @@ def test_hardware_links_per_node() -> None:
         assert node.node_devices == 8
         assert node.node_name.startswith("DGX")
         assert node.link_source.startswith("https://")
+
+
+def test_a_device_without_links_is_not_timed_and_says_why() -> None:
+    """On a TPU v5p (no links in the catalog) the layout still shows its memory; the time names what it needs."""
+    s = Scenarios["Gpt3_175BKorthikantiTable5OnA100"]
+    tpu = s.variant(layout=s.layout.variant(state=s.layout.state.variant(hardware=Hardware["TPU_V5P"])))
+    assert "not timed: the time needs hardware.network_bandwidth (Google TPU v5p gives none)" in repr(tpu)
+    assert tpu.companion_chart() is None
+    assert tpu._repr_html_().count('<img class="msn-chart"') == 1  # the memory bar alone
+    assert s.companion_chart() is not None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from mlsysim_nb.errors import NotApplicableError
 from mlsysim_nb.model.presentation import Headline, MemoryChart, SectionSpec, Verdict
 from mlsysim_nb.model.protocol import ScenarioLike
 from mlsysim_nb.render.numbers import format_result, format_share
@@ -234,10 +235,13 @@ class TimeView:
         if self.is_sweep:
             swept = self.swept_fields() or ["the layout's fields"]
             return Headline(f"{self.workload.name}, a sweep over {', '.join(swept)}")
-        time = format_result("second", self.magnitude("iteration_time"))
-        mfu = format_share(self.magnitude("model_flops_utilization"))
-        layout = self.layout.layout()
-        line = f"{self.workload.name} on {self.devices} × {self.hardware.name}, {layout}: {time} per iteration"  # type: ignore[union-attr]
+        head = f"{self.workload.name} on {self.devices} × {self.hardware.name}, {self.layout.layout()}"  # type: ignore[union-attr]
+        try:
+            time = format_result("second", self.magnitude("iteration_time"))
+            mfu = format_share(self.magnitude("model_flops_utilization"))
+        except NotApplicableError as err:
+            return Headline(f"{head}: not timed", Verdict(f"the time needs {err.needs}", ok=None))
+        line = f"{head}: {time} per iteration"
         parts = self.time_parts()
         cause = max(parts, key=lambda k: parts[k])
         return Headline(line, Verdict(f"MFU {mfu}; most of it {cause}", ok=None))
@@ -247,8 +251,12 @@ class TimeView:
         chart: MemoryChart = self.layout.memory_chart()
         return chart
 
-    def companion_chart(self: TimeLike) -> MemoryChart:
-        """One iteration's time on a device, stacked by cause, drawn beside the memory bar."""
+    def companion_chart(self: TimeLike) -> MemoryChart | None:
+        """One iteration's time on a device, stacked by cause, beside the memory bar (none if it cannot be timed)."""
+        try:
+            self.magnitude("iteration_time")
+        except NotApplicableError:
+            return None
         caption = f"one iteration: MFU {format_share(self.magnitude('model_flops_utilization'))}"
         return MemoryChart((("one iteration", self.time_parts()),), caption=caption, unit="second")
 
