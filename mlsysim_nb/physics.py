@@ -2,7 +2,8 @@
 
 The equations themselves are values that live with their kinds: each kind's ``physics.py``
 (:mod:`mlsysim_nb.kinds.training.physics`, :mod:`mlsysim_nb.kinds.activation.physics`,
-:mod:`mlsysim_nb.kinds.parallel.physics`, :mod:`mlsysim_nb.kinds.inference.physics`;
+:mod:`mlsysim_nb.kinds.parallel.physics`, :mod:`mlsysim_nb.kinds.time.physics`,
+:mod:`mlsysim_nb.kinds.inference.physics`;
 :func:`mlsysim_nb.kinds.all_kinds` lists them) builds an :class:`~mlsysim_nb.model.equations.Equations`
 that its scenario class reads. The constants below are sums over the layer table
 (:mod:`mlsysim_nb.layers`), named as Korthikanti et al. (2022) write them.

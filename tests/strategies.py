@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from mlsysim_nb import (
@@ -12,6 +13,7 @@ from mlsysim_nb import (
     Hardware,
     ParallelTrainingScenario,
     TrainingStateFitScenario,
+    TrainingTimeScenario,
     Workload,
 )
 
@@ -117,6 +119,27 @@ def parallel_scenarios(draw: Any, activations: bool | None = None) -> ParallelTr
         sequence_parallel=sequence_parallel,
         pipeline_parallel=p,
         interleave=m,
+    )
+
+
+@st.composite
+def time_scenarios(draw: Any) -> TrainingTimeScenario:
+    """A valid TrainingTimeScenario: a layout with activations, a vocabulary, a device with links, B = k·p·b·N_d."""
+    layout = draw(parallel_scenarios(activations=True))
+    workload = layout.workload.variant(vocab_size=draw(st.integers(1000, 256000)))
+    device = Hardware[draw(st.sampled_from(["A100_80GB", "H100", "H200", "B200"]))]
+    layout = layout.variant(workload=workload)
+    layout = layout.variant(state=layout.state.variant(hardware=device))
+    assert layout.activations is not None
+    per_step = layout.activations.micro_batch * layout.data_parallel
+    batch = per_step * layout.pipeline_parallel * draw(st.integers(1, 8))
+    assume(batch <= 2**24)  # global_batch_size's bound
+    return TrainingTimeScenario(
+        layout=layout,
+        global_batch_size=batch,
+        data_parallel_overlap=draw(st.booleans()),
+        matmul_share=draw(st.floats(0.05, 1)),
+        link_share=draw(st.floats(0.05, 1)),
     )
 
 

@@ -22,7 +22,7 @@ import traitlets
 
 from mlsysim_nb.errors import show_number
 from mlsysim_nb.model.controls import ControlSpec, changes_for, controls_for, log2_bounds
-from mlsysim_nb.render.charts import memory_breakdown, part_color, size_text
+from mlsysim_nb.render.charts import memory_breakdown, part_color, shown_parts, value_text
 from mlsysim_nb.render.html import Chosen, error_html, escape, scenario_html
 
 if TYPE_CHECKING:
@@ -48,9 +48,9 @@ class MemoryBarWidget(anywidget.AnyWidget):
     caption = traitlets.Unicode("", help="the verdict, over the bars").tag(sync=True)
     ok = traitlets.Bool(None, allow_none=True, help="whether the verdict is good news").tag(sync=True)
 
-    def show(self, scenario: Scenario, highlight: str = "") -> None:
-        """Draw ``scenario``'s breakdown (one sync of all traits)."""
-        data = chart_data(scenario)
+    def show(self, scenario: Scenario, highlight: str = "", *, companion: bool = False) -> None:
+        """Draw ``scenario``'s breakdown (one sync of all traits); ``companion``: its chart beside the memory bar."""
+        data = chart_data(scenario, companion=companion)
         headline = scenario.headline()
         with self.hold_sync():
             self.bars = data["bars"]
@@ -65,19 +65,25 @@ class MemoryBarWidget(anywidget.AnyWidget):
         return f"MemoryBarWidget({len(self.bars)} bars)"
 
 
-def chart_data(scenario: Scenario) -> dict[str, Any]:
-    """The breakdown in GB as JSON-able data for :class:`MemoryBarWidget` (empty for a kind with no chart)."""
-    chart = memory_breakdown(scenario)
+def chart_data(scenario: Scenario, *, companion: bool = False) -> dict[str, Any]:
+    """The breakdown in GB as JSON-able data for :class:`MemoryBarWidget` (empty for a kind with no chart).
+
+    ``companion``: the kind's second chart instead (an iteration's time by cause, in seconds).
+    """
+    chart = memory_breakdown(scenario) if not companion else scenario.companion_chart()
     if chart is None:
         return {"bars": [], "capacity": None, "capacity_label": "", "caption": ""}
+    chart = shown_parts(chart)
+    scale = 1e9 if chart.unit == "byte" else 1.0
     bars = []
     for label, parts in chart.bars:  # zero parts are already left out
         items = [
-            {"name": k, "gb": v / 1e9, "text": size_text(v), "color": part_color(k, chart)} for k, v in parts.items()
+            {"name": k, "gb": v / scale, "text": value_text(chart, v), "color": part_color(k, chart)}
+            for k, v in parts.items()
         ]
         total = sum(v for v in parts.values())
-        bars.append({"label": label, "total_gb": total / 1e9, "total_text": size_text(total), "parts": items})
-    capacity = None if chart.capacity is None else chart.capacity / 1e9
+        bars.append({"label": label, "total_gb": total / scale, "total_text": value_text(chart, total), "parts": items})
+    capacity = None if chart.capacity is None else chart.capacity / scale
     return {"bars": bars, "capacity": capacity, "capacity_label": chart.capacity_label, "caption": chart.caption}
 
 
@@ -210,11 +216,14 @@ class ScenarioExplorer(w.VBox):
             boxes.append(box)
         self.status = w.HTML(value="", layout=w.Layout(min_height="1.5em"))
         self.chart = MemoryBarWidget()
+        #: the kind's second chart (an iteration's time by cause), drawn under the memory bar when it gives one
+        self.companion = MemoryBarWidget()
         self.derivation = w.HTML(layout=w.Layout(width="100%"))
         grid = w.GridBox(
             boxes, layout=w.Layout(grid_template_columns="repeat(auto-fill, minmax(340px, 1fr))", width="100%")
         )
-        super().__init__([grid, self.status, self.chart, self.derivation], layout=w.Layout(width="100%"), **kwargs)
+        charts = [self.chart, self.companion] if scenario.companion_chart() is not None else [self.chart]
+        super().__init__([grid, self.status, *charts, self.derivation], layout=w.Layout(width="100%"), **kwargs)
         self._render()
         self._sync_controls()
 
@@ -315,6 +324,8 @@ class ScenarioExplorer(w.VBox):
         self.status.value = ""
         highlight = next(iter(self.view.values()), "")
         self.chart.show(self._scenario, highlight)
+        if self.companion in self.children:
+            self.companion.show(self._scenario, companion=True)
         self.derivation.value = scenario_html(self._scenario, chart=False, chosen=self._chosen())
 
     def settings(self) -> list[tuple[str, str]]:

@@ -75,6 +75,10 @@ class Presentation:
         msg = f"{type(self).__name__} has no data-parallel devices to shard its state over (zero_partition)"
         raise ValueError(msg)
 
+    def companion_chart(self) -> MemoryChart | None:
+        """A second chart drawn beside the memory bar (an iteration's time by cause); ``None`` by default."""
+        return None
+
     def caveats(self) -> tuple[str, ...]:
         """Sentences a reader must see beside these numbers (an estimate outside its assumptions); none by default."""
         return ()

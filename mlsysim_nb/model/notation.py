@@ -102,4 +102,6 @@ RECORD_QUANTITIES: Mapping[str, Quantity] = MappingProxyType({
     "capacity": quantity("C_mem", "byte", "device memory capacity"),
     "bandwidth": quantity("BW_mem", "byte/second", "device memory bandwidth"),
     "peak_flops": quantity("F_peak", "FLOP/second", "peak arithmetic (dense 16-bit)"),
+    "link_bandwidth": quantity("BW_link", "byte/second", "link bandwidth inside a node, per device"),
+    "network_bandwidth": quantity("BW_net", "byte/second", "network bandwidth between nodes, per device"),
 })  # fmt: skip

@@ -64,13 +64,18 @@ Bar = tuple[str, dict[str, float]]
 
 @dataclass(frozen=True)
 class MemoryChart:
-    """A scenario's memory as bars of parts (bytes), against a capacity line when there is a device."""
+    """A scenario's memory as bars of parts (bytes), against a capacity line when there is a device.
+
+    ``unit`` is the parts' base unit: ``"byte"`` for memory, ``"second"`` for a chart of time by cause (a kind's
+    :meth:`~mlsysim_nb.model.defaults.Presentation.companion_chart`, drawn beside the memory bar).
+    """
 
     bars: tuple[Bar, ...]
     capacity: float | None = None
     capacity_label: str = ""
     caption: str = ""
     colors: dict[str, str] = field(default_factory=dict)
+    unit: str = "byte"
 
     @classmethod
     def against(cls, bars: tuple[Bar, ...], device: Any, headline: Headline) -> MemoryChart:

@@ -113,6 +113,23 @@ class HardwareNode(RichRepr):
         label="capacity the driver reports",
     )  # fmt: skip
     driver_capacity_source: str = _text("where the driver's total is printed", compare=False)
+    # -- the links that time reads (kinds/time): per device, one direction, from the node's datasheet ------
+    node_name: str = _text(
+        "node", compare=False, help="the node the device sits in (e.g. DGX A100), whose datasheet gives the links"
+    )
+    node_devices: int | None = knob(
+        None, kind="count", low=1, high=2**20, optional=True, compare=False, label="devices per node",
+        help="devices one node joins with its link (NVLink/NVSwitch): a group of at most this many talks over it",
+    )  # fmt: skip
+    link_bandwidth: Any = knob(
+        None, kind="quantity", **written(RECORD_QUANTITIES["link_bandwidth"]), **_BANDWIDTH_RANGE, optional=True,
+        compare=False, help="inside a node, per device and direction (NVLink: half the datasheet's both-ways figure)",
+    )  # fmt: skip
+    network_bandwidth: Any = knob(
+        None, kind="quantity", **written(RECORD_QUANTITIES["network_bandwidth"]), **_BANDWIDTH_RANGE, optional=True,
+        compare=False, help="between nodes, per device and direction (the network adapters' rate over the devices)",
+    )  # fmt: skip
+    link_source: str = _text("where the link figures are printed", compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.memory, Memory):
@@ -196,6 +213,10 @@ def _file_rules(path: str, key: str, table: Any) -> None:
         raw = table.get(name)
         if raw is not None and (not isinstance(raw, str) or is_number_text(raw)):  # a file states the unit
             raise HardwareFileError(path, f'must be a string with its unit, like "80 GB", got {raw!r}', key, name)
+    links = [name for name in ("link_bandwidth", "network_bandwidth", "node_devices") if name in table]
+    if links and "link_source" not in table:
+        reason = "needs link_source, the http(s) URL of the node's datasheet that prints the links"
+        raise HardwareFileError(path, reason, entry=key, key=links[0])
 
 
 def load_hardware(path: str | os.PathLike[str]) -> dict[str, HardwareNode]:

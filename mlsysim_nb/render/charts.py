@@ -15,7 +15,7 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 from mlsysim_nb.model.presentation import MemoryChart
-from mlsysim_nb.render.numbers import format_bytes
+from mlsysim_nb.render.numbers import format_bytes, format_result
 from mlsysim_nb.render.plain import one_line
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ __all__ = [
     "png_img",
     "shown_parts",
     "size_text",
+    "value_text",
 ]
 
 #: The colour of a part no kind declares.
@@ -100,6 +101,15 @@ def _gb(x: float) -> float:
     return x / 1e9
 
 
+#: How a chart's unit is drawn: the axis scale (base units per axis unit), the axis label, and the value's base unit.
+_SCALES = {"byte": (1e9, "GB", "byte"), "second": (1.0, "s", "second")}
+
+
+def value_text(chart: MemoryChart, value: float) -> str:
+    """A part's or a bar's value as the derivation spells it, in the chart's unit."""
+    return size_text(value) if chart.unit == "byte" else format_result(_SCALES[chart.unit][2], value)
+
+
 def memory_bar(breakdown: MemoryChart, ax: Any = None, *, title: str = "") -> Any:
     """Draw ``breakdown`` as horizontal stacked bars in GB, with the capacity line; returns the Figure.
 
@@ -126,13 +136,14 @@ def memory_bar(breakdown: MemoryChart, ax: Any = None, *, title: str = "") -> An
     capacity = breakdown.capacity
     # how many GB one character of a total's label spans: the axes run to 1.18 x the widest bar or line
     # (margins below) over about 340 of the figure's 461 points, at about 5.5 points a character
+    scale, axis_label, _ = _SCALES[breakdown.unit]
     widest = max([float(sum(parts.values())) for _, parts in breakdown.bars] + [float(capacity or 0)])
-    gb_per_char = _gb(widest) * 1.18 * 5.5 / 340
+    gb_per_char = widest / scale * 1.18 * 5.5 / 340
     seen: set[str] = set()
     for row, (_, parts) in enumerate(breakdown.bars):
         left = 0.0
         for part, size in parts.items():
-            width = _gb(size)
+            width = size / scale
             ax.barh(
                 row,
                 width,
@@ -145,9 +156,9 @@ def memory_bar(breakdown: MemoryChart, ax: Any = None, *, title: str = "") -> An
             seen.add(part)
             left += width
         total = sum(parts.values())
-        text = f" {size_text(total)}"
-        if capacity and left <= _gb(capacity) <= left + gb_per_char * (len(text) + 1):
-            left = _gb(capacity)  # the capacity line would run through the label: the label goes past it
+        text = f" {value_text(breakdown, total)}"
+        if capacity and left <= capacity / scale <= left + gb_per_char * (len(text) + 1):
+            left = capacity / scale  # the capacity line would run through the label: the label goes past it
         ax.text(left, row, text, va="center", ha="left", fontsize=9, color="#1a1a1a")
     if capacity:
         ax.axvline(_gb(capacity), color="#1a1a1a", linestyle="--", linewidth=1.2)
@@ -165,7 +176,7 @@ def memory_bar(breakdown: MemoryChart, ax: Any = None, *, title: str = "") -> An
         )
     ax.set_yticks(range(len(labels)), labels=[_plain(label) for label in labels])
     ax.invert_yaxis()
-    ax.set_xlabel("GB", color="#1a1a1a")
+    ax.set_xlabel(axis_label, color="#1a1a1a")
     ax.margins(x=0.18)
     ax.tick_params(colors="#1a1a1a", labelsize=9)
     for side in ("top", "right"):
@@ -180,21 +191,32 @@ def alt_text(breakdown: MemoryChart) -> str:
     """The numbers of the chart in words, for the ``alt`` attribute (spelled as the derivation spells them)."""
     parts = []
     for label, sizes in shown_parts(breakdown).bars:
-        inner = ", ".join(f"{part} {size_text(v)}" for part, v in sizes.items())
-        parts.append(f"{label}: {size_text(sum(sizes.values()))} ({inner})")
+        inner = ", ".join(f"{part} {value_text(breakdown, v)}" for part, v in sizes.items())
+        parts.append(f"{label}: {value_text(breakdown, sum(sizes.values()))} ({inner})")
     if breakdown.capacity:
         parts.append(f"capacity line at {size_text(breakdown.capacity)} ({breakdown.capacity_label})")
     caption = f" {breakdown.caption}." if breakdown.caption else ""
-    return "Memory bar chart." + caption + " " + "; ".join(parts) + "."
+    kind = "Memory" if breakdown.unit == "byte" else "Time"
+    return f"{kind} bar chart." + caption + " " + "; ".join(parts) + "."
 
 
 def png_img(scenario: Scenario) -> str:
-    """The scenario's chart as an ``<img>`` with a base64 PNG and ``alt`` text listing the numbers."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    """The scenario's chart as an ``<img>`` with a base64 PNG and ``alt`` text listing the numbers.
 
+    A kind's companion chart (an iteration's time by cause) follows the memory bar as a second ``<img>``.
+    """
     breakdown = memory_breakdown(scenario)
     if breakdown is None:
         return ""
+    companion = scenario.companion_chart()
+    charts = [breakdown] if companion is None else [breakdown, shown_parts(companion)]
+    return "".join(_chart_img(chart) for chart in charts)
+
+
+def _chart_img(breakdown: MemoryChart) -> str:
+    """One chart as an ``<img>``: a base64 PNG and its numbers in words."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     fig = memory_bar(breakdown)
     FigureCanvasAgg(fig)
     buffer = io.BytesIO()

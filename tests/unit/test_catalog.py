@@ -9,14 +9,15 @@ from mlsysim_nb import (
     ParallelTrainingScenario,
     Scenarios,
     TrainingStateFitScenario,
+    TrainingTimeScenario,
     Workload,
     Workloads,
 )
 
 
 def test_forty_cases() -> None:
-    """15 training and 7 activation cases (the reference's), 5 many-device cases, 4 on real architectures, 9 serving."""
-    assert len(Scenarios) == 41
+    """15 training and 7 activation cases (the reference's), 5 many-device, 2 training-time, 4 on real architectures, 9 serving."""
+    assert len(Scenarios) == 43
     assert len(Scenarios.names(TrainingStateFitScenario)) == 16
     assert len(Scenarios.names(ActivationMemoryScenario)) == 10
     assert Scenarios.names(ParallelTrainingScenario) == [
@@ -26,6 +27,7 @@ def test_forty_cases() -> None:
         "Llama3_1_70BZero3On64H100",
         "Mixtral8x7BExpertParallel8On32H100",
     ]
+    assert Scenarios.names(TrainingTimeScenario) == ["Gpt3_175BKorthikantiTable5OnA100", "Gpt3_175BFullRecomputeOnA100"]
 
 
 def test_every_case_has_a_one_line_title() -> None:

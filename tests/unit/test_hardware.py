@@ -303,6 +303,18 @@ def test_records_declare_each_field_with_a_knob() -> None:
     assert capacity.symbol == "C_mem"
 
 
+def test_links_are_checked_on_the_record() -> None:
+    """A link bandwidth is a rate in range; a node holds a whole number of devices."""
+    from mlsysim_nb import FieldError, Memory
+
+    with pytest.raises(FieldError, match=r"HardwareNode\.network_bandwidth"):
+        HardwareNode(name="n", memory=Memory(Q_(1, "GB"), 1e9), network_bandwidth=Q_(3, "GB"))
+    with pytest.raises(FieldError, match=r"HardwareNode\.node_devices: must be a whole number"):
+        HardwareNode(name="n", memory=Memory(Q_(1, "GB"), 1e9), node_devices=0)
+    node = HardwareNode(name="n", memory=Memory(Q_(1, "GB"), 1e9), link_bandwidth="300 GB/s", node_devices=8)
+    assert node.link_bandwidth == Q_(300, "GB/s")
+
+
 def test_driver_capacity_must_be_information() -> None:
     """driver_capacity is a quantity of information."""
     from mlsysim_nb import FieldError, Memory
@@ -317,6 +329,9 @@ def test_driver_capacity_must_be_information() -> None:
         (GOOD + "capacity_label = 48\n", "capacity_label", "must be a string"),
         (GOOD + 'driver_capacity = "45000 MiB/s"\n', "driver_capacity", "units of"),
         (GOOD + 'driver_capacity_source = "nvidia-smi"\n', "driver_capacity_source", "URL"),
+        (GOOD + 'link_bandwidth = "300 GB/s"\n', "link_bandwidth", "needs link_source"),
+        (GOOD + 'link_bandwidth = "300 GB"\nlink_source = "https://x.example"\n', "link_bandwidth", "units of"),
+        (GOOD + 'node_devices = 8\nlink_source = "dgx"\n', "link_source", "URL"),
     ],
 )
 def test_new_keys_checked_in_files(tmp_path: Path, text: str, key: str, reason: str) -> None:

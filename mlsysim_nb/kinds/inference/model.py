@@ -20,6 +20,7 @@ import numpy as np
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.kinds.inference.physics import EQUATIONS
 from mlsysim_nb.kinds.inference.table import parameter_groups
+from mlsysim_nb.kinds.inference.timing import serving_links
 from mlsysim_nb.kinds.inference.view import InferenceView, notes
 from mlsysim_nb.layers import Architecture, CacheValues, cache_values, tensor_parallel_refusal
 from mlsysim_nb.model.changes import changed_fields
@@ -135,6 +136,19 @@ class InferenceMemoryScenario(InferenceView, Scenario):
         0.1, kind="share", symbol="u_rt", label="runtime reserve (share of device memory)", positive=False, high=0.9,
         help=_RESERVE_HELP,
     )  # fmt: skip
+    # -- achieved shares (kinds/inference/timing.py): 1 is the device's peak, the bound the decode and prefill give
+    matmul_share: Any = knob(
+        1, kind="share", symbol="η_mm", label="achieved share of peak (matrix work)", high=1,
+        help="the share of the device's peak FLOPS its matrix multiplications reach; 1: the peak",
+    )  # fmt: skip
+    memory_share: Any = knob(
+        1, kind="share", symbol="η_mem", label="achieved share of memory bandwidth", high=1,
+        help="the share of the memory bandwidth a decode step's reads reach; 1: the peak",
+    )  # fmt: skip
+    link_share: Any = knob(
+        1, kind="share", symbol="η_link", label="achieved share of link bandwidth", high=1,
+        help="the share of the link (or network) bandwidth the tensor-parallel all-reduces reach; 1: the peak",
+    )  # fmt: skip
     name: str = dataclasses.field(default="", compare=False)
     description: str = dataclasses.field(default="", compare=False)
 
@@ -225,6 +239,7 @@ class InferenceMemoryScenario(InferenceView, Scenario):
             parameters=float(w.parameters.magnitude),
             active_parameters=float(w.active_parameters.magnitude),
             layers=w.layers,
+            hidden_dim=w.hidden_dim,
             heads=w.heads,
             kv_heads=arch.kv,
             head_dim=arch.d,
@@ -238,6 +253,7 @@ class InferenceMemoryScenario(InferenceView, Scenario):
             capacity=node.memory._capacity_bytes,  # noqa: SLF001 - converted once in Memory
             bandwidth=node.memory._bandwidth_bytes_per_second,  # noqa: SLF001
             peak_flops=None if node.peak_flops is None else float(node.peak_flops.m_as("FLOP/second")),
+            **serving_links(node, env["tensor_parallel"]),
         )
         needs = {
             "context_window": f"workload.context_length (the context window, which {w.name} does not give)",
@@ -246,6 +262,8 @@ class InferenceMemoryScenario(InferenceView, Scenario):
             "experts_per_token": f"a mixture of experts ({w.name} has a dense MLP)",
             "peak_flops": f"hardware.peak_flops ({node.name} gives none)",
             "prompt_length": "a stated prompt_length",
+            "link_bandwidth": f"hardware.link_bandwidth ({node.name} gives none)",
+            "network_bandwidth": f"hardware.network_bandwidth ({node.name} gives none)",
         }
         return env, needs
 
@@ -288,6 +306,13 @@ class InferenceMemoryScenario(InferenceView, Scenario):
     prompt_tokens = derived("prompt_tokens")
     prefill_flops = derived("prefill_flops")
     prefill_time = derived("prefill_time")
+    # -- serving time (kinds/inference/timing.py)
+    serving_link_bandwidth = derived("serving_link_bandwidth")
+    decode_allreduce_traffic = derived("decode_allreduce_traffic")
+    decode_allreduce_time = derived("decode_allreduce_time")
+    time_per_output_token = derived("time_per_output_token")
+    prefill_allreduce_time = derived("prefill_allreduce_time")
+    time_to_first_token = derived("time_to_first_token")
 
 
 InferenceMemoryScenario.NOTES = notes(InferenceMemoryScenario.symbols())

@@ -32,6 +32,8 @@ Sources
 from __future__ import annotations
 
 from mlsysim_nb.formula import Case
+from mlsysim_nb.kinds.inference.timing import ACTIVATION_BYTES, TIMING
+from mlsysim_nb.kinds.inference.timing import NOTATION as TIMING_NOTATION
 from mlsysim_nb.layers.mixers.attention import KV_HEAD_REPLICAS, KV_HEADS_PER_DEVICE
 from mlsysim_nb.model.equations import Equations, defined
 from mlsysim_nb.model.notation import Quantity, quantity
@@ -394,4 +396,9 @@ NOTATION: dict[str, Quantity] = {
 }
 
 #: The serving equations, in reading order.
-EQUATIONS = Equations("the serving equations", (*_WEIGHTS, *_CACHE, *_FIT, *_DECODE, *_PREFILL), NOTATION)
+EQUATIONS = Equations(
+    "the serving equations",
+    (*_WEIGHTS, *_CACHE, *_FIT, *_DECODE, *_PREFILL, *TIMING),
+    {**NOTATION, **TIMING_NOTATION},
+    constants={"activation_bytes": ACTIVATION_BYTES},
+)

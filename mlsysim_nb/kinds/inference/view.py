@@ -73,6 +73,17 @@ _SECTIONS = (
         _steps("prompt_tokens", "prefill_flops", "prefill_time"),
         "prefill_time",
     ),
+    _S(
+        "Tensor parallelism's all-reduces: two per layer",
+        _steps("serving_link_bandwidth", "decode_allreduce_traffic", "decode_allreduce_time", "prefill_allreduce_time"),
+        "decode_allreduce_time",
+        when="tensor_split",
+    ),
+    _S(
+        "Serving time: first token and each token after",
+        _steps("time_to_first_token", "time_per_output_token"),
+        "time_per_output_token",
+    ),
 )
 
 

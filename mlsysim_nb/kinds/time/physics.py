@@ -1,0 +1,438 @@
+"""The time equations: how long one training iteration takes on a layout, and where the time goes.
+
+Arithmetic (Korthikanti et al. 2022, Appendix A; Narayanan et al. 2021, Sec. 5.1): a layer's forward pass
+multiplies each of its matrix parameters once per token (2 FLOPs) and computes the attention scores and their
+product with the values (``2·s·A`` FLOPs per token each); the backward pass does twice the forward's work;
+the output layer adds ``2·v·h`` per token forward. For Korthikanti's GPT layer (``12·h²`` matrix parameters,
+``A = h``) the model's FLOPs per iteration are ``72·B·s·L·h²·(1 + s/(6·h) + v/(12·h·L))``. Recomputation
+runs a forward pass again: the whole layer (full), or the attention scores only (selective: the matrix
+products ``Q·Kᵀ`` and scores·V, ``4·s·A`` FLOPs per token). Model FLOPs count the model's arithmetic once;
+hardware FLOPs add what recomputation runs again.
+
+Time (per device, nothing overlapped unless a field says so, as Megatron-LM ran these layouts):
+
+* matrix work at ``η_mm`` of the device's peak, spread evenly over the ``N_d·t·p`` devices;
+* element-wise work (norms, residual adds, activation, softmax, dropout) at ``η_mem`` of the memory
+  bandwidth: the bytes the layer table says each token moves (:mod:`~mlsysim_nb.kinds.time.table`),
+  forward once, backward twice (it reads the output's gradient and the saved input, writes the input's
+  gradient), and again for what recomputation reruns;
+* tensor (and sequence) parallelism: four all-reduces of ``s·b·h`` values per layer and micro-batch (two
+  forward, two backward; with SP the same volume as all-gathers and reduce-scatters), six with full
+  recomputation (its forward rerun all-reduces again), over the node's links at ``η_link`` when the ``t``
+  devices sit in one node, else over the network at ``η_net``;
+* pipeline parallelism: each device sends one micro-batch's activations forward and their gradients
+  backward per virtual stage, ``s·b·h/t`` values each (Narayanan et al. 2021, Sec. 4.1, the scatter/gather
+  across the ``t`` links); the bubble of the interleaved schedule is ``(p − 1)/(m·n_micro)`` of the ideal time
+  (Narayanan et al. 2021, Sec. 2.2.2, with ``m`` virtual stages per device and ``n_micro`` micro-batches);
+* data parallelism: the gradient reduction (ZeRO's traffic at stage 3) over the network, exposed, or hidden
+  behind the backward pass as far as it lasts when overlapped; expert parallelism's all-to-alls, exposed;
+* the optimizer step at ``η_mem`` of the memory bandwidth (read the gradient, read and write the weights and
+  the optimizer state).
+"""
+
+from __future__ import annotations
+
+from mlsysim_nb.formula import Case
+from mlsysim_nb.kinds.parallel.physics import EQUATIONS as PARALLEL_EQUATIONS
+from mlsysim_nb.model.equations import Equations, defined
+from mlsysim_nb.model.notation import RECORD_QUANTITIES, Quantity, quantity
+
+__all__ = ["EQUATIONS", "NOTATION"]
+
+_D = defined
+
+_ARITHMETIC = [
+    _D(
+        "micro_batches",
+        "global_batch_size / (micro_batch * data_parallel)",
+        "Micro-batches each pipeline runs per iteration: the global batch over b sequences times N_d replicas.",
+        symbol="n_micro",
+        label="micro-batches per iteration",
+    ),
+    _D(
+        "tokens_per_iteration",
+        "global_batch_size * sequence",
+        "Tokens one iteration trains on: B sequences of s tokens.",
+        symbol="N_tok",
+        label="tokens per iteration",
+    ),
+    _D(
+        "layer_forward_flops_per_token",
+        "2 * layer_matrix_parameters + 4 * sequence * attention_width",
+        "Forward FLOPs of one layer per token: 2 per matrix parameter, and 2·s·A each for the scores Q·Kᵀ and "
+        "scores·V (a causal mask counted as the full square, as Korthikanti et al. 2022 count it).",
+        symbol="f_layer",
+        label="layer forward FLOPs per token",
+    ),
+    _D(
+        "output_forward_flops_per_token",
+        "2 * vocabulary * hidden_dim",
+        "Forward FLOPs of the output layer per token: the logits over the vocabulary.",
+        symbol="f_out",
+        label="output-layer forward FLOPs per token",
+    ),
+    _D(
+        "model_flops_per_token",
+        "3 * (layers * layer_forward_flops_per_token + output_forward_flops_per_token)",
+        "Model FLOPs per token: forward once, backward twice the forward.",
+        note="For Korthikanti's GPT layer, 72·s·L·h²·(1 + s/(6·h) + v/(12·h·L)) per sequence.",
+        symbol="F_model,tok",
+        label="model FLOPs per token",
+    ),
+    _D(
+        "model_flops_per_iteration",
+        "model_flops_per_token * tokens_per_iteration",
+        "Model FLOPs of one iteration (the numerator of MFU): the model's arithmetic, counted once.",
+        symbol="F_model",
+        label="model FLOPs per iteration",
+    ),
+    _D(
+        "recompute_flops_per_token",
+        doc="FLOPs recomputation runs again per token: its forward rerun.",
+        cases=(
+            Case(
+                "full recomputation: every layer's forward again",
+                "layers * layer_forward_flops_per_token",
+                when="recomputes_layers",
+            ),
+            Case(
+                "selective recomputation: the scores' matrix products again",
+                "layers * 4 * sequence * attention_width",
+                when="recomputes_scores",
+            ),
+            Case("no recomputation", "0"),
+        ),
+        note="Korthikanti et al.'s Table 5 counts 12·s·A per token and layer for selective recomputation, three "
+        "times the 4·s·A its forward rerun multiplies.",
+        symbol="F_rec,tok",
+        label="recomputed FLOPs per token",
+    ),
+    _D(
+        "hardware_flops_per_iteration",
+        "(model_flops_per_token + recompute_flops_per_token) * tokens_per_iteration",
+        "Hardware FLOPs of one iteration (the numerator of HFU): the model's, plus what recomputation reruns.",
+        symbol="F_hw",
+        label="hardware FLOPs per iteration",
+    ),
+]
+
+_TIME = [
+    _D(
+        "compute_time",
+        "model_flops_per_iteration / devices / (peak_flops * matmul_share)",
+        "The model's arithmetic on one device: its share of the iteration's FLOPs at η_mm of the peak.",
+        "s",
+        note="Spread evenly over the devices: a pipeline's last stage also holds the output layer.",
+        symbol="t_mm",
+        label="compute",
+        base="second",
+    ),
+    _D(
+        "recompute_time",
+        "recompute_flops_per_token * tokens_per_iteration / devices / (peak_flops * matmul_share)",
+        "Recomputation's arithmetic on one device, at η_mm of the peak.",
+        "s",
+        symbol="t_rec",
+        label="recompute",
+        base="second",
+    ),
+    _D(
+        "layer_elementwise_bytes",
+        "sp_elementwise_bytes / sequence_shards + (tp_elementwise_bytes + score_elementwise_bytes * heads * sequence)"
+        " / tensor_parallel",
+        "Element-wise bytes one device moves per token and layer in the forward pass: the norms, adds and dropouts "
+        "(split by t under SP), the activation and the attention scores (split by t).",
+        "byte",
+        symbol="e_layer",
+        label="element-wise bytes per token and layer",
+        base="byte",
+    ),
+    _D(
+        "elementwise_traffic",
+        doc="Element-wise bytes one device moves per iteration: forward once, backward twice, plus the rerun.",
+        unit="GB",
+        cases=(
+            Case(
+                "full recomputation: the whole forward again",
+                "4 * layers / pipeline_parallel * tokens_per_iteration / data_parallel * layer_elementwise_bytes",
+                when="recomputes_layers",
+            ),
+            Case(
+                "selective recomputation: the scores' softmax and dropout again",
+                "layers / pipeline_parallel * tokens_per_iteration / data_parallel * (3 * layer_elementwise_bytes"
+                " + score_elementwise_bytes * heads * sequence / tensor_parallel)",
+                when="recomputes_scores",
+            ),
+            Case(
+                "no recomputation",
+                "3 * layers / pipeline_parallel * tokens_per_iteration / data_parallel * layer_elementwise_bytes",
+            ),
+        ),
+        symbol="T_ew",
+        label="element-wise traffic",
+        base="byte",
+    ),
+    _D(
+        "elementwise_time",
+        "elementwise_traffic / (bandwidth * memory_share)",
+        "The element-wise work at η_mem of the memory bandwidth (memory-bound).",
+        "s",
+        symbol="t_ew",
+        label="element-wise",
+        base="second",
+    ),
+    _D(
+        "tensor_bandwidth",
+        doc="Bandwidth the tensor-parallel collectives get per device: the node's links when the t devices share "
+        "a node, else the network.",
+        unit="GB/s",
+        cases=(
+            Case("t devices in one node", "link_bandwidth * link_share", when="tensor_in_node"),
+            Case("t devices across nodes", "network_bandwidth * network_share"),
+        ),
+        symbol="BW_TP",
+        label="tensor-parallel bandwidth",
+        base="byte/second",
+    ),
+    _D(
+        "tensor_parallel_time",
+        doc="Tensor- and sequence-parallel collectives per iteration on one device, exposed: four of s·b·h per "
+        "layer and micro-batch, six with full recomputation.",
+        unit="s",
+        cases=(
+            Case(
+                "full recomputation: the rerun forward's two again",
+                "1.5 * micro_batches * layers / pipeline_parallel * tensor_parallel_traffic_per_layer"
+                " / tensor_bandwidth",
+                when="recomputes_layers_split",
+            ),
+            Case(
+                "t > 1",
+                "micro_batches * layers / pipeline_parallel * tensor_parallel_traffic_per_layer / tensor_bandwidth",
+                when="tensor_split",
+            ),
+            Case("no tensor parallelism", "0"),
+        ),
+        symbol="t_TP",
+        label="tensor-parallel communication",
+        base="second",
+    ),
+    _D(
+        "pipeline_bandwidth",
+        doc="Bandwidth between neighbouring pipeline stages per device: the node's links when every stage shares "
+        "a node, else the network.",
+        unit="GB/s",
+        cases=(
+            Case("the stages in one node", "link_bandwidth * link_share", when="pipeline_in_node"),
+            Case("the stages across nodes", "network_bandwidth * network_share"),
+        ),
+        symbol="BW_PP",
+        label="pipeline bandwidth",
+        base="byte/second",
+    ),
+    _D(
+        "pipeline_transfer_time",
+        doc="Point-to-point sends per iteration on one device: activations forward and gradients backward per "
+        "virtual stage and micro-batch, s·b·h/t values each, exposed.",
+        unit="s",
+        cases=(
+            Case(
+                "p > 1",
+                "2 * interleave * micro_batches * sequence * micro_batch * hidden_dim * precision_bytes"
+                " / tensor_parallel / pipeline_bandwidth",
+                when="pipelined",
+            ),
+            Case("no pipeline", "0"),
+        ),
+        symbol="t_p2p",
+        label="pipeline transfers",
+        base="second",
+    ),
+    _D(
+        "expert_bandwidth",
+        doc="Bandwidth the experts' all-to-alls get per device: the node's links when the e·t devices share a "
+        "node, else the network.",
+        unit="GB/s",
+        cases=(
+            Case("e·t devices in one node", "link_bandwidth * link_share", when="experts_in_node"),
+            Case("across nodes", "network_bandwidth * network_share"),
+        ),
+        symbol="BW_EP",
+        label="expert-parallel bandwidth",
+        base="byte/second",
+    ),
+    _D(
+        "expert_time",
+        doc="Expert parallelism's all-to-alls per iteration on one device, exposed.",
+        unit="s",
+        cases=(
+            Case(
+                "e > 1",
+                "micro_batches * layers / pipeline_parallel * expert_all_to_all_traffic_per_layer / expert_bandwidth",
+                when="experts_split",
+            ),
+            Case("no expert parallelism", "0"),
+        ),
+        symbol="t_EP",
+        label="expert all-to-all",
+        base="second",
+    ),
+    _D(
+        "pipeline_work_time",
+        "compute_time + recompute_time + elementwise_time + tensor_parallel_time + pipeline_transfer_time"
+        " + expert_time",
+        "One device's work on its micro-batches, back to back: the ideal pipeline's time.",
+        "s",
+        symbol="t_ideal",
+        label="ideal pipeline time",
+        base="second",
+    ),
+    _D(
+        "bubble_fraction",
+        "(pipeline_parallel - 1) / (interleave * micro_batches)",
+        "Idle share of the ideal time while the pipeline fills and drains: (p − 1)/(m·n_micro) for the interleaved "
+        "schedule (m = 1: plain 1F1B).",
+        symbol="β",
+        label="bubble fraction",
+    ),
+    _D(
+        "bubble_time",
+        "bubble_fraction * pipeline_work_time",
+        "Time a device waits while the pipeline fills and drains.",
+        "s",
+        symbol="t_bubble",
+        label="bubble",
+        base="second",
+    ),
+    _D(
+        "data_bandwidth",
+        doc="Bandwidth the data-parallel reduction gets per device: the node's links when the N_d·t devices share "
+        "a node, else the network.",
+        unit="GB/s",
+        cases=(
+            Case("N_d·t devices in one node", "link_bandwidth * link_share", when="data_in_node"),
+            Case("across nodes", "network_bandwidth * network_share"),
+        ),
+        symbol="BW_DP",
+        label="data-parallel bandwidth",
+        base="byte/second",
+    ),
+    _D(
+        "data_parallel_time",
+        doc="The gradient reduction (and ZeRO's gathers) per iteration on one device.",
+        unit="s",
+        cases=(
+            Case("N_d > 1", "data_parallel_traffic / data_bandwidth", when="data_split"),
+            Case("one replica", "0"),
+        ),
+        symbol="t_DP",
+        label="data-parallel communication",
+        base="second",
+    ),
+    _D(
+        "exposed_data_parallel_time",
+        doc="The data-parallel time left on the critical path.",
+        unit="s",
+        cases=(
+            Case(
+                "overlapped: hidden behind the backward pass's matrix work as far as it lasts",
+                "max(0, data_parallel_time - 2 / 3 * compute_time)",
+                when="data_parallel_overlap",
+            ),
+            Case("exposed", "data_parallel_time"),
+        ),
+        symbol="t_DP,exp",
+        label="data-parallel communication, exposed",
+        base="second",
+    ),
+    _D(
+        "optimizer_step_time",
+        "update_bytes_per_parameter * trained_parameters / model_parallel / optimizer_shards"
+        " / (bandwidth * memory_share)",
+        "The optimizer step on one device's parameters, at η_mem of the memory bandwidth.",
+        "s",
+        symbol="t_opt",
+        label="optimizer step",
+        base="second",
+    ),
+    _D(
+        "communication_time",
+        "tensor_parallel_time + pipeline_transfer_time + expert_time + exposed_data_parallel_time",
+        "Communication on the critical path: tensor-parallel, pipeline, expert and exposed data-parallel.",
+        "s",
+        symbol="t_comm",
+        label="communication, exposed",
+        base="second",
+    ),
+    _D(
+        "iteration_time",
+        "pipeline_work_time + bubble_time + exposed_data_parallel_time + optimizer_step_time",
+        "One iteration: the ideal pipeline, its bubble, exposed data-parallel communication, the optimizer step.",
+        "s",
+        symbol="t_iter",
+        label="iteration time",
+        base="second",
+    ),
+    _D(
+        "model_flops_utilization",
+        "model_flops_per_iteration / (devices * peak_flops * iteration_time)",
+        "MFU: the model's FLOPs per device-second over the peak.",
+        symbol="MFU",
+        label="model FLOPs utilization",
+    ),
+    _D(
+        "hardware_flops_utilization",
+        "hardware_flops_per_iteration / (devices * peak_flops * iteration_time)",
+        "HFU: the FLOPs run, recomputation's included, per device-second over the peak.",
+        symbol="HFU",
+        label="hardware FLOPs utilization",
+    ),
+    _D(
+        "tokens_per_second",
+        "tokens_per_iteration / iteration_time",
+        "Training throughput of the whole run.",
+        symbol="r_tok",
+        label="tokens per second",
+    ),
+    _D(
+        "time_to_train",
+        "train_tokens / tokens_per_iteration * iteration_time",
+        "Time to train on a number of tokens at this iteration time.",
+        "day",
+        symbol="t_train",
+        label="time to train",
+        base="second",
+    ),
+]
+
+#: The notation of the other names these equations define: the layer table's, the device's, flags, arguments.
+NOTATION: dict[str, Quantity] = {
+    # -- the layer table (kinds/time/table.py)
+    "layer_matrix_parameters": quantity("P_mm", "", "matrix parameters a token multiplies per layer"),
+    "attention_width": quantity("A", "", "attention width a·d"),
+    "sp_elementwise_bytes": quantity("e_SP", "byte", "element-wise bytes per token and layer only SP splits"),
+    "tp_elementwise_bytes": quantity("e_TP", "byte", "element-wise bytes per token and layer t splits"),
+    "score_elementwise_bytes": quantity("e_score", "byte", "element-wise bytes per attention score"),
+    "vocabulary": quantity("v", "", "vocabulary"),
+    # -- the device
+    "peak_flops": RECORD_QUANTITIES["peak_flops"],
+    "link_bandwidth": RECORD_QUANTITIES["link_bandwidth"],
+    "network_bandwidth": RECORD_QUANTITIES["network_bandwidth"],
+    # -- flags the fields set
+    "recomputes_layers": quantity("[rec = full]", "", "full recomputation"),
+    "recomputes_layers_split": quantity("[rec = full, t > 1]", "", "full recomputation under tensor parallelism"),
+    "recomputes_scores": quantity("[rec = selective]", "", "selective recomputation"),
+    "tensor_split": quantity("[t > 1]", "", "tensor parallelism on"),
+    "pipelined": quantity("[p > 1]", "", "pipeline parallelism on"),
+    "data_split": quantity("[N_d > 1]", "", "data parallelism on"),
+    "experts_split": quantity("[e > 1, E > 0]", "", "expert parallelism on"),
+    "tensor_in_node": quantity("[t ≤ n_node]", "", "the t devices share a node"),
+    "pipeline_in_node": quantity("[N_dev ≤ n_node]", "", "every stage shares a node"),
+    "data_in_node": quantity("[N_d·t ≤ n_node]", "", "the data-parallel replicas share a node"),
+    "experts_in_node": quantity("[e·t ≤ n_node]", "", "the expert-parallel devices share a node"),
+    # -- the method's argument
+    "train_tokens": quantity("D_train", "", "tokens to train on"),
+}
+
+#: The time equations, with the many-device equations they read.
+EQUATIONS = Equations("the training-time equations", (*_ARITHMETIC, *_TIME), NOTATION, includes=(PARALLEL_EQUATIONS,))

@@ -1,0 +1,325 @@
+"""The training-time kind: hand-worked FLOPs and times, its refusals, and the published figures it is checked on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mlsysim_nb import Q_, Scenarios, compare, explore, layers, sweep
+from mlsysim_nb.errors import FieldError
+from mlsysim_nb.kinds.activation.model import ActivationMemoryScenario
+from mlsysim_nb.kinds.parallel.model import ParallelTrainingScenario
+from mlsysim_nb.kinds.time.model import TrainingTimeScenario
+from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
+from mlsysim_nb.records.hardware import Hardware
+from mlsysim_nb.records.workloads import Workload, Workloads
+from mlsysim_nb.render.numbers import format_result
+
+S, V = 2048, 51200  # Korthikanti et al. (2022): sequence and vocabulary of every Table 3 model
+DAY = 86400.0
+
+
+def _s(q: Any) -> float:
+    return float(q.m_as("s"))
+
+
+def _gpt(size: str, a: int, h: int, layer_count: int) -> Workload:
+    """A GPT model of Korthikanti's Table 3, its parameters counted by the layer table."""
+    probe = Workload(name=size, parameters=1, layers=layer_count, hidden_dim=h, heads=a, vocab_size=V,
+                     context_length=S)  # fmt: skip
+    return probe.variant(parameters=layers.parameter_count(probe.architecture(), layer_count))
+
+
+def _timed(w: Workload, recompute: str, *, t: int, p: int, m: int, b: int, batch: int, hardware: str = "A100_80GB",
+           data_parallel: int = 1, **shares: Any) -> TrainingTimeScenario:  # fmt: skip
+    state = TrainingStateFitScenario(workload=w, hardware=Hardware[hardware], bytes_per_value=2,
+                                     optimizer_bytes_per_parameter=8, master_bytes_per_parameter=4)  # fmt: skip
+    acts = ActivationMemoryScenario(workload=w, micro_batch=b, seq_len=S)
+    layout = ParallelTrainingScenario(
+        state=state, activations=acts, recompute=recompute, tensor_parallel=t, data_parallel=data_parallel,
+        sequence_parallel=recompute == "selective" and t > 1, pipeline_parallel=p, interleave=m,
+    )  # fmt: skip
+    return TrainingTimeScenario(layout=layout, global_batch_size=batch, **shares)
+
+
+# -- hand-worked: GPT-3 175B on 64 A100 (Korthikanti Table 3's layout) ------------------------------------------
+
+
+def test_model_flops_are_korthikantis_appendix_a() -> None:
+    """F_model = 72·B·s·L·h²·(1 + s/6h + v/12hL) = 1.411e17 for B = 64; selective recomputation adds 4·B·s²·h·L."""
+    s = Scenarios["Gpt3_175BKorthikantiTable5OnA100"]
+    batch, h, layer_count = 64, 12288, 96
+    model = 72 * batch * S * layer_count * h**2 * (1 + S / (6 * h) + V / (12 * h * layer_count))
+    assert s.model_flops_per_iteration == pytest.approx(model, rel=1e-12)
+    assert model == pytest.approx(1.4110e17, rel=1e-4)
+    assert s.hardware_flops_per_iteration == pytest.approx(model + 4 * batch * S**2 * h * layer_count, rel=1e-12)
+    full = Scenarios["Gpt3_175BFullRecomputeOnA100"]
+    hardware = 96 * batch * S * layer_count * h**2 * (1 + S / (6 * h) + V / (16 * h * layer_count))
+    assert full.hardware_flops_per_iteration == pytest.approx(hardware, rel=1e-12)
+
+
+def test_the_time_of_gpt3_175b_by_cause() -> None:
+    """Each cause worked by hand: compute, element-wise, TP collectives, pipeline sends, bubble, optimizer step."""
+    s = Scenarios["Gpt3_175BKorthikantiTable5OnA100"]
+    h, a, t, p, m, n_mb, per_stage = 12288, 96, 8, 8, 3, 64, 12
+    compute = 1.4110e17 / 64 / (312e12 * 0.9)
+    assert _s(s.compute_time) == pytest.approx(compute, rel=1e-4)  # 7.851 s
+    # 22·h bytes per token only SP splits, 16·h the MLP's GeLU, 9 B per score (softmax, dropout and its mask)
+    per_token_layer = 22 * h / t + (16 * h + 9 * a * S) / t
+    assert float(s.layer_elementwise_bytes.m_as("byte")) == pytest.approx(per_token_layer, rel=1e-12)
+    traffic = per_stage * 64 * S * (3 * per_token_layer + 9 * a * S / t)  # selective: the scores' work again
+    assert _s(s.elementwise_time) == pytest.approx(traffic / (2039e9 * 0.9), rel=1e-12)
+    tp = n_mb * per_stage * 4 * 2 * (t - 1) / t * S * h * 2 / (300e9 * 0.6)  # four ring all-reduces of s·b·h
+    assert _s(s.tensor_parallel_time) == pytest.approx(tp, rel=1e-12)  # 1.503 s over NVLink
+    p2p = 2 * m * n_mb * S * h * 2 / t / (25e9 * 0.9)  # both ways per virtual stage, over InfiniBand
+    assert _s(s.pipeline_transfer_time) == pytest.approx(p2p, rel=1e-12)
+    assert s.bubble_fraction == pytest.approx((p - 1) / (m * n_mb), rel=1e-12)
+    optimizer = 26 * 175e9 / 64 / (2039e9 * 0.9)  # 2 + 2·4 + 2·8 bytes per parameter moved
+    assert _s(s.optimizer_step_time) == pytest.approx(optimizer, rel=1e-12)
+    ideal = sum(_s(q) for q in (s.compute_time, s.recompute_time, s.elementwise_time, s.tensor_parallel_time,
+                                 s.pipeline_transfer_time))  # fmt: skip
+    assert _s(s.iteration_time) == pytest.approx(ideal * (1 + (p - 1) / (m * n_mb)) + optimizer, rel=1e-12)
+    assert _s(s.iteration_time) == pytest.approx(10.86, abs=0.005)
+
+
+def test_mfu_hfu_and_days_follow_from_the_iteration_time() -> None:
+    """MFU = F_model/(N·F_peak·t); 300 billion tokens take 300e9/(64·2048) iterations."""
+    s = Scenarios["Gpt3_175BKorthikantiTable5OnA100"]
+    t_iter = _s(s.iteration_time)
+    assert s.model_flops_utilization == pytest.approx(s.model_flops_per_iteration / (64 * 312e12 * t_iter))
+    assert s.hardware_flops_utilization > s.model_flops_utilization
+    days = s.time_to_train(300e9)
+    assert float(days.m_as("day")) == pytest.approx(300e9 / (64 * S) * t_iter / DAY, rel=1e-12)
+    assert float(s.tokens_per_second) == pytest.approx(64 * S / t_iter, rel=1e-12)
+
+
+def test_full_recomputation_reruns_the_forward_and_its_collectives() -> None:
+    """Full recomputation: one more forward of every layer (1/3 of the model's layer FLOPs), six collectives not four."""
+    sel, full = Scenarios["Gpt3_175BKorthikantiTable5OnA100"], Scenarios["Gpt3_175BFullRecomputeOnA100"]
+    assert float(full.recompute_flops_per_token) == pytest.approx(96 * float(full.layer_forward_flops_per_token))
+    per_layer = 4 * 2 * 7 / 8 * S * 12288 * 2
+    assert _s(full.tensor_parallel_time) == pytest.approx(1.5 * 64 * 12 * per_layer / 180e9, rel=1e-12)
+    assert _s(full.iteration_time) > _s(sel.iteration_time)
+
+
+def test_a_grouped_query_gated_model_counts_its_own_layer() -> None:
+    """Llama 3.1 8B: P_mm = 4096·(4096 + 2·1024 + 4096) + 3·4096·14336 per layer; A = 32·128; no scores moved fused."""
+    w = Workloads.configuration("llama-3.1-8b")
+    s = _timed(w, "selective", t=1, p=1, m=1, b=1, batch=8, hardware="H100", data_parallel=8)
+    matrix = 4096 * (4096 + 2 * 1024 + 4096) + 3 * 4096 * 14336
+    assert float(s.layer_forward_flops_per_token) == pytest.approx(2 * matrix + 4 * S * 4096, rel=1e-12)
+    assert float(s.output_forward_flops_per_token) == 2 * 128256 * 4096
+    assert s.flag("data_in_node")
+    assert _s(s.tensor_parallel_time) == 0
+
+
+# -- refusals -----------------------------------------------------------------------------------------------------
+
+
+def test_bad_batches_and_layouts_are_refused_by_name() -> None:
+    """B must be a multiple of b·N_d and give at least p micro-batches; the layout needs activations and a device."""
+    s = Scenarios["Gpt3_175BKorthikantiTable5OnA100"]
+    with pytest.raises(FieldError, match=r"global_batch_size.*at least p = 8 micro-batches"):
+        s.variant(global_batch_size=4)
+    layout = s.layout.variant(data_parallel=2)
+    with pytest.raises(FieldError, match=r"global_batch_size.*multiple of b·N_d = 2"):
+        TrainingTimeScenario(layout=layout, global_batch_size=65)
+    with pytest.raises(FieldError, match=r"layout.*needs activations"):
+        TrainingTimeScenario(layout=s.layout.variant(activations=None), global_batch_size=64)
+    with pytest.raises(FieldError, match=r"layout.*ParallelTrainingScenario"):
+        TrainingTimeScenario(layout=s.layout.state, global_batch_size=64)
+    with pytest.raises(FieldError, match="matmul_share"):
+        s.variant(matmul_share=1.5)
+    with pytest.raises(FieldError, match=r"link_share: must be at least 1 %"):
+        s.variant(link_share=1e-320)
+    with pytest.raises(FieldError, match="tokens"):
+        s.time_to_train(-1.0)
+
+
+# -- every kind's doors -------------------------------------------------------------------------------------------
+
+
+def test_reprs_compare_explore_and_sweep() -> None:
+    """The derivation names each cause; compare() lines up the times; explore() moves t; sweep() runs a grid of B."""
+    s = Scenarios["Gpt3_175BKorthikantiTable5OnA100"]
+    text = s.to_text()
+    for step in ("compute_time", "elementwise_time", "tensor_parallel_time", "bubble_time", "iteration_time"):
+        assert step in text
+    html = s._repr_html_()
+    assert html.count('<img class="msn-chart"') == 2  # the memory bar, and beside it the time by cause
+    assert "Time bar chart. one iteration: MFU 65.1 %. one iteration: 10.86 s (compute 7.851 s" in html
+    table = dict(compare(s, Scenarios["Gpt3_175BFullRecomputeOnA100"]).table())
+    assert "iteration_time" in table
+    panel = explore(s)
+    assert panel.companion.bars[0]["total_text"] == "10.86 s"  # the time by cause, under the memory bar
+    panel.set("tensor_parallel", 4)
+    assert panel.scenario.layout.tensor_parallel == 4
+    assert panel.companion.bars[0]["total_text"] == format_result("second", panel.scenario.magnitude("iteration_time"))
+    result = sweep(s, global_batch_size=[64, 128, 256])
+    assert list(result["bubble_fraction"]) == pytest.approx([7 / 192, 7 / 384, 7 / 768])
+
+
+# -- published figures --------------------------------------------------------------------------------------------
+
+#: Korthikanti et al. (2022) Table 3: attention heads, hidden size, layers, t, p, interleaving, micro-batch, batch.
+TABLE_3 = {
+    "22B": (64, 6144, 48, 8, 1, 1, 4, 4),
+    "175B": (96, 12288, 96, 8, 8, 3, 1, 64),
+    "530B": (128, 20480, 105, 8, 35, 3, 1, 280),
+    "1T": (160, 25600, 128, 8, 64, 1, 1, 512),
+}
+#: Korthikanti et al. (2022) Table 5, "End-to-end iteration time" on A100 80GB: full recomputation (s), present
+#: work (sequence parallelism + selective recomputation, s), throughput increase (%), MFU (%), HFU (%).
+TABLE_5 = {
+    "22B": (1.42, 1.10, 29.0, 41.5, 43.7),
+    "175B": (18.13, 13.75, 31.8, 51.4, 52.8),
+    "530B": (49.05, 37.83, 29.7, 56.0, 57.0),
+    "1T": (94.42, 71.49, 32.1, 56.3, 57.0),
+}
+
+
+def _table_5(size: str) -> tuple[TrainingTimeScenario, TrainingTimeScenario]:
+    a, h, layer_count, t, p, m, b, batch = TABLE_3[size]
+    w = _gpt(size, a, h, layer_count)
+    return tuple(_timed(w, r, t=t, p=p, m=m, b=b, batch=batch) for r in ("full", "selective"))  # type: ignore[return-value]
+
+
+def test_table_5_mfu_is_the_papers_arithmetic_over_its_own_times() -> None:
+    """Our F_model over Table 5's measured times gives its MFU column to 0.2 point, and its HFU column too.
+
+    The HFU column follows when the recomputed scores count 12·B·s²·h·L (three times the 4·B·s²·h·L rerun).
+    """
+    for size, (_, measured, _, mfu, hfu) in TABLE_5.items():
+        _, sel = _table_5(size)
+        devices = sel.devices
+        model = sel.model_flops_per_iteration
+        assert 100 * model / (devices * 312e12 * measured) == pytest.approx(mfu, abs=0.2)  # times printed to 0.01 s
+        _, h, layer_count, *_, batch = TABLE_3[size]
+        papers = model + 12 * batch * S**2 * h * layer_count
+        assert 100 * papers / (devices * 312e12 * measured) == pytest.approx(hfu, abs=0.2)
+
+
+def test_table_5_iteration_times_with_calculons_shares() -> None:
+    """With one set of shares (Calculon's A100: 90 %, 90 %, 60 %, 90 %), every time comes out short: 12 % to 21 %.
+
+    The model leaves out what the measured runs lose beyond these shares (kernel gaps, attention's small batched
+    products, communication slower than 60 % of NVLink for these sizes); it also overstates what full recomputation
+    costs against selective (a throughput increase of 37 % to 41 % where the paper measured 29 % to 32 %): in the
+    runs, a backward pass takes less than twice its forward (Table 4), so rerunning a forward costs less than this
+    count of its work says of the other parts.
+    """
+    errors, increases = [], []
+    for size, (full_t, sel_t, increase, _, _) in TABLE_5.items():
+        full, sel = _table_5(size)
+        errors += [_s(full.iteration_time) / full_t - 1, _s(sel.iteration_time) / sel_t - 1]
+        increases.append(100 * (_s(full.iteration_time) / _s(sel.iteration_time) - 1) - increase)
+    assert all(-0.22 < e < -0.11 for e in errors)
+    assert sum(abs(e) for e in errors) / len(errors) == pytest.approx(0.176, abs=0.005)
+    assert all(4 < d < 12 for d in increases)
+
+
+@pytest.mark.xfail(strict=True, reason="the model's times run 12-21 % short of Table 5 (mean 17.6 %)")
+def test_table_5_within_the_issues_bounds() -> None:
+    """Issue 31's bounds: mean error at most 5 %, none over 10 %, throughput increase within 3 points, MFU within 5."""
+    errors = []
+    for size, (full_t, sel_t, increase, mfu, _) in TABLE_5.items():
+        full, sel = _table_5(size)
+        errors += [abs(_s(full.iteration_time) / full_t - 1), abs(_s(sel.iteration_time) / sel_t - 1)]
+        assert abs(100 * (_s(full.iteration_time) / _s(sel.iteration_time) - 1) - increase) <= 3
+        assert abs(100 * sel.model_flops_utilization - mfu) <= 5
+    assert sum(errors) / len(errors) <= 0.05
+    assert max(errors) <= 0.10
+
+
+#: Korthikanti et al. (2022) Table 4: one layer of the 22B model (t = 8, b = 4), forward and backward in ms.
+TABLE_4 = {"baseline": (7.7, 11.9), "full recomputation": (7.7, 19.5)}
+
+
+def test_table_4_why_full_recomputation_costs_39_not_33_percent() -> None:
+    """Rerunning a forward costs the forward: 7.7/(7.7 + 11.9) = 39 %, not 1/3, as the backward is 11.9 ms, not 15.4.
+
+    The 33 % is the FLOP count's (one forward of 2 against a backward of 4); communication and element-wise work do
+    not double in the backward. The model's layer shows the same: its forward costs more than half its backward.
+    """
+    forward, backward = TABLE_4["baseline"]
+    assert forward / (forward + backward) == pytest.approx(0.39, abs=0.005)
+    assert TABLE_4["full recomputation"][1] - backward == pytest.approx(forward, abs=0.2)
+    a, h, layer_count, t, _, _, b, batch = TABLE_3["22B"]
+    s = _timed(_gpt("22B", a, h, layer_count), "none", t=t, p=1, m=1, b=b, batch=batch)
+    layer_share = layer_count * float(s.layer_forward_flops_per_token) / (float(s.model_flops_per_token) / 3)
+    per_layer = {  # one layer, one micro-batch: matrix work, element-wise, collectives, split forward / backward
+        "compute": _s(s.compute_time) * layer_share / layer_count,
+        "elementwise": _s(s.elementwise_time) / layer_count,
+        "collectives": _s(s.tensor_parallel_time) / layer_count,
+    }
+    model_forward = per_layer["compute"] / 3 + per_layer["elementwise"] / 3 + per_layer["collectives"] / 2
+    model_backward = 2 * per_layer["compute"] / 3 + 2 * per_layer["elementwise"] / 3 + per_layer["collectives"] / 2
+    assert 1000 * model_forward == pytest.approx(forward, rel=0.15)  # 6.75 ms against 7.7
+    assert 1000 * model_backward == pytest.approx(backward, rel=0.05)  # 11.5 ms against 11.9
+    assert model_forward / (model_forward + model_backward) == pytest.approx(0.37, abs=0.01)
+
+
+def test_narayanan_equation_4_days_to_train() -> None:
+    """8·T·P/(n·X): GPT-3 175B, 300B tokens on 1,024 GPUs at 140 TFLOP/s, 34 days; 1T, 450B on 3,072 at 163, 84 days.
+
+    The kind's hardware FLOPs with full recomputation are 8·P per token plus the attention and logits (a few %).
+    """
+    assert pytest.approx(34, abs=0.5) == 8 * 300e9 * 175e9 / (1024 * 140e12) / DAY
+    assert pytest.approx(83.2, abs=0.1) == 8 * 450e9 * 1e12 / (3072 * 163e12) / DAY  # printed: 84 days
+    full = Scenarios["Gpt3_175BFullRecomputeOnA100"]
+    per_token = full.hardware_flops_per_iteration / full.tokens_per_iteration
+    days = 300e9 * per_token / (1024 * 140e12) / DAY
+    assert days == pytest.approx(34.7, abs=0.05)  # 2.4 % over 8·P: the attention's s/6h and the logits' v/16hL
+
+
+#: Llama 3 (Dubey et al. 2024) Table 4: GPUs, TP, CP, PP, DP as printed, sequence, batch per DP, tokens per batch,
+#: TFLOPs per GPU, BF16 MFU (%).
+LLAMA3_TABLE_4 = (
+    (8192, 8, 1, 16, 64, 8192, 32, 16e6, 430, 43),
+    (16384, 8, 1, 16, 128, 8192, 16, 16e6, 400, 41),
+    (16384, 8, 16, 16, 4, 131072, 16, 16e6, 380, 38),
+)
+
+
+def test_llama3_table_4_mfu_and_its_third_row() -> None:
+    """Each row's MFU is its TFLOPs per GPU over the H100's 989 TFLOPS (within a point); row 3's DP = 4 cannot be.
+
+    16,384 GPUs over TP·CP·PP = 2,048 is DP = 8, and 8 × 16 × 131,072 = 16.8M tokens is its batch.
+    """
+    peak = float(Hardware["H100"].peak_flops.m_as("TFLOP/s"))
+    for gpus, tp, cp, pp, dp, seq, per_dp, tokens, tflops, mfu in LLAMA3_TABLE_4:
+        assert 100 * tflops / peak == pytest.approx(mfu, abs=1)
+        assert gpus // (tp * cp * pp) * per_dp * seq == pytest.approx(tokens, rel=0.05)
+        if dp != gpus // (tp * cp * pp):
+            assert (gpus, dp) == (16384, 4)
+            assert dp * per_dp * seq == pytest.approx(tokens / 2, rel=0.05)  # half the batch: DP is 8
+
+
+def test_jax_scaling_book_44_days_on_tpu_v5p() -> None:
+    """Llama 3 70B on 15T tokens, 6·N·D FLOPs on 8,960 TPU v5p at 40 % MFU: about 44 days at the catalog's 459 TFLOPS."""
+    peak = float(Hardware["TPU_V5P"].peak_flops.m_as("FLOP/s"))
+    assert 6 * 70e9 * 15e12 / (8960 * peak * 0.4) / DAY == pytest.approx(44, abs=0.5)
+
+
+def test_hardware_links_per_node() -> None:
+    """NVLink per GPU and direction (half the datasheet's both-ways figure), network per GPU, eight GPUs a node."""
+    expected = {"A100_80GB": (300, 25), "A100_40GB": (300, 25), "H100": (450, 50), "H200": (450, 50),
+                "B200": (900, 50)}  # fmt: skip
+    for key, (link, network) in expected.items():
+        node = Hardware[key]
+        assert node.link_bandwidth == Q_(link, "GB/s")
+        assert node.network_bandwidth == Q_(network, "GB/s")
+        assert node.node_devices == 8
+        assert node.node_name.startswith("DGX")
+        assert node.link_source.startswith("https://")
+
+
+def test_a_device_without_links_is_not_timed_and_says_why() -> None:
+    """On a TPU v5p (no links in the catalog) the layout still shows its memory; the time names what it needs."""
+    s = Scenarios["Gpt3_175BKorthikantiTable5OnA100"]
+    tpu = s.variant(layout=s.layout.variant(state=s.layout.state.variant(hardware=Hardware["TPU_V5P"])))
+    assert "not timed: the time needs hardware.network_bandwidth (Google TPU v5p gives none)" in repr(tpu)
+    assert tpu.companion_chart() is None
+    assert tpu._repr_html_().count('<img class="msn-chart"') == 1  # the memory bar alone
+    assert s.companion_chart() is not None
