@@ -191,7 +191,7 @@ def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:
     if "driver_capacity" in table and "driver_capacity_source" not in table:
         reason = "needs driver_capacity_source, the http(s) URL where that driver total is printed"
         raise HardwareFileError(path, reason, entry=key, key="driver_capacity")
-    for name in ("source", "driver_capacity_source"):
+    for name in ("source", "driver_capacity_source", "link_source"):
         if name in table and not re.match(r"^https?://\S+$", table[name]):
             raise HardwareFileError(path, "must be an http(s) URL of where the number is printed", entry=key, key=name)
     return node
