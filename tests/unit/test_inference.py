@@ -363,7 +363,10 @@ def test_the_branching_formulas_are_few_and_listed() -> None:
     """Only these serving formulas choose between expressions, each on a flag the scenario sets."""
     formulas = InferenceMemoryScenario.EQUATIONS.formulas
     branching = sorted(n for n, f in formulas.items() if f.is_branching)
-    assert branching == ["kv_tokens", "max_context_length", "prompt_tokens", "weights_read_per_step"]
+    assert branching == [
+        "expert_weights", "kv_tokens", "lookup_weights", "max_context_length", "prompt_tokens", "weights",
+        "weights_read_per_step",
+    ]  # fmt: skip
 
 
 def test_a_bare_workload_is_assumed_to_have_no_lookup_table() -> None:

@@ -18,17 +18,18 @@ import numpy as np
 
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.kinds.inference.physics import EQUATIONS
-from mlsysim_nb.kinds.inference.table import parameter_groups
+from mlsysim_nb.kinds.inference.table import kept_groups, parameter_groups
 from mlsysim_nb.kinds.inference.view import InferenceView, notes
 from mlsysim_nb.model.changes import changed_fields
 from mlsysim_nb.model.equations import Equations
 from mlsysim_nb.model.knob import CONTEXT_WINDOW, declared_knobs, knob, record
 from mlsysim_nb.model.notation import RECORD_QUANTITIES, Quantity, merge
 from mlsysim_nb.model.scenario import Scenario, derived, is_array
+from mlsysim_nb.records.formats import KEPT_BYTES, weight_format, weight_format_keys
 from mlsysim_nb.records.hardware import HardwareNode
 from mlsysim_nb.records.workloads import Workload, check_workload
 
-__all__ = ["KV_WIDTHS", "WEIGHT_WIDTHS", "InferenceMemoryScenario"]
+__all__ = ["KV_WIDTHS", "WEIGHT_FORMATS", "WEIGHT_WIDTHS", "InferenceMemoryScenario"]
 
 #: 4-bit weights with one 16-bit scale per group of 128: (4·128 + 16)/128 = 4.125 bits = 0.515625 B.
 INT4_GROUP_128 = (4 * 128 + 16) / 128 / 8
@@ -38,6 +39,8 @@ WEIGHT_WIDTHS = (
     ("8-bit (1 B)", 1),
     ("4-bit, a 16-bit scale per 128 (0.515625 B)", INT4_GROUP_128),
 )
+#: The weight formats a control offers (their data: ``records/data/formats.toml``).
+WEIGHT_FORMATS = tuple((weight_format(key).name, key) for key in weight_format_keys())
 #: The key/value widths a control offers.
 KV_WIDTHS = (("16-bit (2 B)", 2), ("8-bit (1 B)", 1))
 #: The narrowest widths accepted: 1 bit per weight, 2 bits per cached value.
@@ -94,6 +97,12 @@ class InferenceMemoryScenario(InferenceView, Scenario):
         2, kind="bytes", symbol="b_w", label="bytes per weight", high=4, control="dropdown", choices=WEIGHT_WIDTHS,
         help=f"bytes per stored weight, at least {_LOWEST['weight_bytes_per_parameter']:g} (1 bit): 2 for 16-bit, 1 "
         "for 8-bit, 0.515625 for 4-bit with a 16-bit scale per 128",
+    )  # fmt: skip
+    weight_format: str | None = knob(
+        None, kind="choice", label="weight format", optional=True, control="dropdown", choices=WEIGHT_FORMATS,
+        help="a numeric format of records/data/formats.toml (FP8, MXFP8, NVFP4, MXFP4, INT4, INT8): its quantised "
+        "weights at b_w (which must be the format's width) and the tensors its usual layout keeps in 16 bits at 2 B; "
+        "None: every weight at b_w",
     )  # fmt: skip
     kv_bytes_per_value: Any = knob(
         2, kind="bytes", symbol="b_kv", label="bytes per cached key or value", high=4, control="dropdown",
@@ -162,9 +171,27 @@ class InferenceMemoryScenario(InferenceView, Scenario):
                 got = _first(env[name], np.asarray(env[name]) < lowest)
                 msg = f"must be at least {lowest:g} B (a {lowest * 8:g}-bit width) and at most 4 B, got {got:g} B"
                 raise FieldError(o, name, msg)
+        self._check_format(o, env)
         self._check_context(o, w, env)
         self._check_tensor_parallel(o, w, env)
         self._set_env(*self._environment(w, env))
+
+    def _check_format(self, o: str, env: dict[str, Any]) -> None:
+        key = env["weight_format"]
+        if key is None:
+            return
+        if isinstance(key, np.ndarray):
+            msg = "takes one format per scenario, not an array (sweep weight_bytes_per_parameter instead)"
+            raise FieldError(o, "weight_format", msg)
+        fmt = weight_format(key)
+        width = np.asarray(env["weight_bytes_per_parameter"])
+        if np.any(width != fmt.bytes_per_value):
+            msg = (
+                f"must be {fmt.bytes_per_value:g} B ({fmt.bits_per_value:g} bits), the width of {fmt.name}, when "
+                f"weight_format is {key!r}; got {_first(width, width != fmt.bytes_per_value):g} B (give both, or "
+                "weight_format=None for every weight at this width)"
+            )
+            raise FieldError(o, "weight_bytes_per_parameter", msg)
 
     def _check_context(self, o: str, w: Workload, env: dict[str, Any]) -> None:
         ctx = np.asarray(env["context_length"])  # at most the model's context window: its knob's CONTEXT_WINDOW
@@ -202,6 +229,8 @@ class InferenceMemoryScenario(InferenceView, Scenario):
         arch = w.architecture()
         node = self.hardware
         env.update(parameter_groups(w))
+        key = env.pop("weight_format")
+        env.update(kept_groups(w, key), kept_bytes_per_parameter=KEPT_BYTES, has_weight_format=key is not None)
         env.update(
             parameters=float(w.parameters.magnitude),
             active_parameters=float(w.active_parameters.magnitude),
@@ -232,6 +261,7 @@ class InferenceMemoryScenario(InferenceView, Scenario):
 
     # -- weights per device
     split_parameters = derived("split_parameters")
+    kept_weights = derived("kept_weights")
     kv_heads_per_device = derived("kv_heads_per_device")
     kv_head_replicas = derived("kv_head_replicas")
     weights = derived("weights")

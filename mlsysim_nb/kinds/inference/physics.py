@@ -36,6 +36,15 @@ __all__ = ["EQUATIONS", "NOTATION"]
 
 _D = defined
 
+_EVERY_WEIGHT = (
+    "weight_bytes_per_parameter * (split_parameters / tensor_parallel"
+    " + kv_projection_parameters * kv_heads_per_device / kv_heads + replicated_parameters)"
+)
+_EXPERTS = "weight_bytes_per_parameter * expert_parameters / tensor_parallel"
+_LOOKUPS = "weight_bytes_per_parameter * (lookup_split_parameters / tensor_parallel + lookup_replicated_parameters)"
+#: b_16 − b_w: what each parameter a weight format keeps in 16 bits adds beyond the quantised width.
+_KEPT = "(kept_bytes_per_parameter - weight_bytes_per_parameter)"
+
 _WEIGHTS = [
     _D(
         "split_parameters",
@@ -61,12 +70,27 @@ _WEIGHTS = [
         label="copies of each key/value head",
     ),
     _D(
-        "weights",
-        "weight_bytes_per_parameter * (split_parameters / tensor_parallel"
-        " + kv_projection_parameters * kv_heads_per_device / kv_heads + replicated_parameters)",
-        "Weights on one device: the split parameters' 1/t, the K and V projections of the key/value heads it "
-        "holds, and the replicated norms, router and output-width biases whole.",
+        "kept_weights",
+        f"{_KEPT} * ((kept_parameters - kept_replicated_parameters"
+        " - kept_kv_projection_parameters) / tensor_parallel + kept_kv_projection_parameters * kv_heads_per_device"
+        " / kv_heads + kept_replicated_parameters)",
+        "What the tensors a weight format keeps in 16 bits (its layout: embeddings, output layer, norms, ...) add "
+        "on one device beyond the quantised width, split as the other weights are; 0 without a format.",
         "GB",
+        symbol="ΔM_w,16",
+        label="16-bit tensors' extra bytes",
+        base="byte",
+    ),
+    _D(
+        "weights",
+        doc="Weights on one device: the split parameters' 1/t, the K and V projections of the key/value heads it "
+        "holds, and the replicated norms, router and output-width biases whole, at b_w each; plus what a weight "
+        "format's 16-bit tensors add.",
+        unit="GB",
+        cases=(
+            Case("a weight format", f"{_EVERY_WEIGHT} + kept_weights", when="has_weight_format"),
+            Case("every weight at b_w", _EVERY_WEIGHT),
+        ),
         symbol="M_w",
         label="weights",
         base="byte",
@@ -219,20 +243,37 @@ _DECODE = [
     ),
     _D(
         "expert_weights",
-        "weight_bytes_per_parameter * expert_parameters / tensor_parallel",
-        "Weights of the routed experts on one device (all resident; each split over t by its width).",
-        "GB",
+        doc="Weights of the routed experts on one device (all resident; each split over t by its width), a weight "
+        "format's 16-bit tensors among them (the experts' biases) at 2 B.",
+        unit="GB",
+        cases=(
+            Case(
+                "a weight format",
+                f"{_EXPERTS} + {_KEPT} * kept_expert_parameters / tensor_parallel",
+                when="has_weight_format",
+            ),
+            Case("every weight at b_w", _EXPERTS),
+        ),
         symbol="M_exp",
         label="routed experts' weights",
         base="byte",
     ),
     _D(
         "lookup_weights",
-        "weight_bytes_per_parameter * (lookup_split_parameters / tensor_parallel + lookup_replicated_parameters)",
-        "Weights of the lookup tables on one device: the token embeddings when the output layer has its own "
-        "weights, and learned position embeddings (the vocabulary axis split over t). A step reads only the "
-        "rows of its b tokens, b·h values, which the model counts as nothing.",
-        "GB",
+        doc="Weights of the lookup tables on one device: the token embeddings when the output layer has its own "
+        "weights, and learned position embeddings (the vocabulary axis split over t), at 2 B where a weight "
+        "format keeps them in 16 bits. A step reads only the rows of its b tokens, b·h values, which the model "
+        "counts as nothing.",
+        unit="GB",
+        cases=(
+            Case(
+                "a weight format",
+                f"{_LOOKUPS} + {_KEPT} * (kept_lookup_split_parameters / tensor_parallel"
+                " + kept_lookup_replicated_parameters)",
+                when="has_weight_format",
+            ),
+            Case("every weight at b_w", _LOOKUPS),
+        ),
         symbol="M_lookup",
         label="lookup tables' weights",
         base="byte",
@@ -381,9 +422,21 @@ NOTATION: dict[str, Quantity] = {
     "expert_parameters": quantity("P_exp", "", "parameters of the routed experts"),
     "lookup_split_parameters": quantity("P_lookup,tp", "", "parameters of the lookup tables split over t"),
     "lookup_replicated_parameters": quantity("P_lookup,rep", "", "parameters of the lookup tables every device holds"),
+    "kept_bytes_per_parameter": quantity("b_16", "byte", "bytes per weight a format keeps in 16 bits"),
+    "kept_parameters": quantity("P_16", "", "parameters a weight format keeps in 16 bits"),
+    "kept_replicated_parameters": quantity("P_16,rep", "", "16-bit parameters every device holds whole"),
+    "kept_kv_projection_parameters": quantity("P_16,kv", "", "16-bit parameters of the K and V projections"),
+    "kept_expert_parameters": quantity("P_16,exp", "", "16-bit parameters of the routed experts"),
+    "kept_lookup_split_parameters": quantity(
+        "P_16,lookup,tp", "", "16-bit parameters of the lookup tables split over t"
+    ),
+    "kept_lookup_replicated_parameters": quantity(
+        "P_16,lookup,rep", "", "16-bit parameters of the lookup tables every device holds"
+    ),
     "peak_flops": quantity("F_peak", "FLOP/second", "peak arithmetic (dense 16-bit)"),
     "has_sliding_window": quantity("[W]", "", "sliding-window attention"),
     "has_experts": quantity("[E > 0]", "", "a mixture of experts"),
+    "has_weight_format": quantity("[format]", "", "a weight format given"),
     "prompt_given": quantity("[s_p given]", "", "prompt length stated"),
 }
 
