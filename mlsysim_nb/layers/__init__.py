@@ -17,6 +17,14 @@ and how a tensor-parallel group splits it (``split``: ``"tp"``, ``"sp"`` under s
 Korthikanti's coefficients the memory model uses (34 and 5, the 10 bytes tensor parallelism leaves whole,
 18 + 4f) are sums over :data:`GPT_LAYER`, the paper's rows of a GPT-style layer, computed and never typed.
 
+Mixers, layers and caches
+-------------------------
+What a layer mixes tokens with (attention today) is a module of :mod:`mlsysim_nb.layers.mixers`, which owns its
+weights, its saved rows, its cache rows (:class:`Cached`: what a serving engine keeps per token or per sequence)
+and its tensor-parallel rule, one per engine (Megatron-LM for the training kinds, vLLM for serving). A model is
+a pattern of :class:`Layer` (a mixer and a window) repeated over its layers; :func:`cache_bytes` sums the cache
+rows of every layer as :func:`parameter_count` sums the weight rows.
+
 Computing one layer's saved bytes
 ---------------------------------
 Build the architecture from a workload (``workload.architecture()``) or directly, then::
@@ -75,9 +83,11 @@ from mlsysim_nb.layers.account import (
     output_rows,
     output_saved_bytes,
 )
-from mlsysim_nb.layers.architecture import Architecture
+from mlsysim_nb.layers.architecture import Architecture, Layer
+from mlsysim_nb.layers.cache import CacheValues, cache_bytes, cache_values, tensor_parallel_refusal
 from mlsysim_nb.layers.megatron import LAYER_INPUT
-from mlsysim_nb.layers.rows import DEVICE_EFFECTS, Dims, Saved, Weight
+from mlsysim_nb.layers.mixers import ENGINES, Mixer, register_mixer_path
+from mlsysim_nb.layers.rows import DEVICE_EFFECTS, Cached, Dims, Saved, Weight
 from mlsysim_nb.layers.table import (
     GPT_LAYER,
     SavedTensor,
@@ -95,16 +105,23 @@ __all__ = [
     "ATTENTIONS",
     "DEVICES",
     "DEVICE_EFFECTS",
+    "ENGINES",
     "GPT_LAYER",
     "IMPLEMENTATIONS",
     "LAYER_INPUT",
     "STRATEGIES",
     "Architecture",
+    "CacheValues",
+    "Cached",
     "Dims",
+    "Layer",
     "Line",
+    "Mixer",
     "Saved",
     "SavedTensor",
     "Weight",
+    "cache_bytes",
+    "cache_values",
     "ffn_bytes",
     "ffn_free_bytes",
     "layer_rows",
@@ -119,6 +136,8 @@ __all__ = [
     "parameter_count",
     "per_token_bytes",
     "projection_tensors",
+    "register_mixer_path",
     "replicated_bytes",
     "score_bytes",
+    "tensor_parallel_refusal",
 ]

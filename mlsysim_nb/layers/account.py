@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 from mlsysim_nb.errors import FieldError
@@ -41,13 +42,25 @@ def _choose(field: str, value: object, valid: tuple[str, ...]) -> str:
 def layer_rows(
     arch: Architecture, implementation: str = "megatron", attention: str = "eager", device: str = "gpu"
 ) -> tuple[Saved, ...]:
-    """The rows one decoder layer saves with nothing recomputed, in forward order."""
+    """The rows one decoder layer saves with nothing recomputed, in forward order.
+
+    A model whose layers mix their kinds (a hybrid pattern) gives the rows of each kind, each weighted by its
+    ``share`` of the layers: one layer's figure is then the mean over the model's layers (the rows kept once
+    per model, once).
+    """
     implementation = _choose("implementation", implementation, IMPLEMENTATIONS)
     attention = _choose("attention", attention, ATTENTIONS)
     device = _choose("device", device, DEVICES)
-    if implementation == "megatron":
-        return megatron_layer(arch, attention)
-    return transformers_layer(arch, attention, device)
+    kinds = arch.layer_counts()
+    total = sum(count for _, count in kinds)
+    rows: list[Saved] = []
+    for layer, count in kinds:
+        found = megatron_layer(arch, attention, layer) if implementation == "megatron" else (
+            transformers_layer(arch, attention, device, layer))  # fmt: skip
+        share = Fraction(count, total)
+        rows += found if share == 1 else [replace(row, share=float(share)) for row in found if not row.per_model]
+        rows += [row for row in found if row.per_model and share != 1 and row not in rows]
+    return tuple(rows)
 
 
 def output_rows(arch: Architecture, implementation: str = "megatron") -> tuple[Saved, ...]:

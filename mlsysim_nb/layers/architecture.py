@@ -3,17 +3,24 @@
 A plain record; the workload (:class:`mlsysim_nb.records.workloads.Workload`) validates its fields and
 builds one with ``workload.architecture()``. The defaults are a GPT-style layer as Korthikanti et al. (2022)
 count it: LayerNorm, a 4h GeLU MLP with biases, dropout after attention, the softmax and the MLP, learned
-positions, multi-head attention.
+positions, multi-head attention in every layer.
+
+A model is a sequence of layers: ``pattern`` gives each layer's :class:`Layer` (its mixer, from
+:mod:`mlsysim_nb.layers.mixers`, and its window), repeated over the ``layers`` of the model, so alternating
+local and global attention, or attention among state-space layers, is data. No pattern: every layer is
+attention, with the model's ``sliding_window`` when it has one.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from mlsysim_nb.errors import FieldError
+from mlsysim_nb.layers import mixers
 from mlsysim_nb.layers.rows import Dims
 
-__all__ = ["ACTIVATIONS", "BIASES", "MLPS", "NORMS", "POSITIONS", "Architecture"]
+__all__ = ["ACTIVATIONS", "BIASES", "MLPS", "NORMS", "POSITIONS", "Architecture", "Layer"]
 
 MLPS = ("plain", "gated")
 ACTIVATIONS = ("gelu", "gelu_new", "silu")
@@ -29,20 +36,40 @@ def _refuse(field: str, rule: str) -> None:
     raise FieldError("Architecture", field, rule)
 
 
-def _whole(field: str, value: object, *, minimum: int) -> None:
+def _whole(owner: str, field: str, value: object, *, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        _refuse(field, f"must be a whole number of at least {minimum}, got {value!r}")
+        raise FieldError(owner, field, f"must be a whole number of at least {minimum}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One kind of decoder layer: its token mixer (a module of :mod:`mlsysim_nb.layers.mixers`) and its window.
+
+    ``window``: the most past tokens the mixer reads, so the most its cache keeps per sequence (``None``: the
+    whole context).
+    """
+
+    mixer: str = "attention"
+    window: int | None = None
+
+    def __post_init__(self) -> None:
+        """Refuse an unknown mixer or a window that is not a whole number of tokens, naming the field."""
+        mixers.find(self.mixer, "Layer", "mixer")
+        if self.window is not None:
+            _whole("Layer", "window", self.window, minimum=1)
 
 
 @dataclass(frozen=True)
 class Architecture:
     """One decoder layer's shape and kind, and the model's vocabulary (``experts`` 0: a dense MLP).
 
-    ``positions`` ``None``: the position encoding is not stated, and no position table is counted.
+    ``positions`` ``None``: the position encoding is not stated, and no position table is counted. ``heads``
+    ``None``: no layer has attention heads (the pattern's mixers need none). ``layers`` ``None``: the model's
+    layers are one pass of the pattern.
     """
 
     hidden: int
-    heads: int
+    heads: int | None = None
     kv_heads: int | None = None
     head_dim: int | None = None
     ffn: int | None = None
@@ -60,6 +87,9 @@ class Architecture:
     positions: str | None = "learned"
     max_positions: int | None = None
     model_type: str | None = None
+    layers: int | None = None
+    sliding_window: int | None = None
+    pattern: tuple[Layer, ...] = ()
 
     def __post_init__(self) -> None:
         """Refuse a layer that cannot exist, naming the field and the rule (the workload checks its own first)."""
@@ -71,31 +101,35 @@ class Architecture:
         for name in ("attention_dropout", "hidden_dropout"):
             if not 0 <= getattr(self, name) < 1:
                 _refuse(name, f"must be a probability from 0 up to (not including) 1, got {getattr(self, name)!r}")
-        if self.heads % self.kv:
-            _refuse("kv_heads", f"must divide heads ({self.heads}), got {self.kv}")
-        if self.head_dim is None and self.hidden % self.heads:
-            _refuse("heads", f"must divide hidden ({self.hidden}) unless head_dim is given, got {self.heads}")
+        if not isinstance(self.pattern, tuple) or not all(isinstance(layer, Layer) for layer in self.pattern):
+            _refuse("pattern", f"must be a tuple of Layer, got {self.pattern!r}")
+        for layer in self.layer_kinds():
+            mixers.find(layer.mixer).check(self)
         if self.moe and self.experts_per_token > self.experts:
             _refuse("experts_per_token", f"must be at most experts ({self.experts}), got {self.experts_per_token}")
 
     def _check_counts(self) -> None:
-        for name in ("hidden", "heads", "experts_per_token"):
-            _whole(name, getattr(self, name), minimum=1)
-        for name in ("kv_heads", "head_dim", "ffn", "vocab", "max_positions"):
+        for name in ("hidden", "experts_per_token"):
+            _whole("Architecture", name, getattr(self, name), minimum=1)
+        for name in ("heads", "kv_heads", "head_dim", "ffn", "vocab", "max_positions", "layers", "sliding_window"):
             if getattr(self, name) is not None:
-                _whole(name, getattr(self, name), minimum=1)
+                _whole("Architecture", name, getattr(self, name), minimum=1)
         for name in ("experts", "shared_experts"):
-            _whole(name, getattr(self, name), minimum=0)
+            _whole("Architecture", name, getattr(self, name), minimum=0)
+        if self.kv_heads is not None and self.heads is None:
+            _refuse("kv_heads", "needs heads to be given as well")
 
     @property
     def kv(self) -> int:
-        """Key/value heads (the attention heads when not grouped)."""
-        return self.kv_heads if self.kv_heads is not None else self.heads
+        """Key/value heads (the attention heads when not grouped; 1 without attention heads)."""
+        return self.kv_heads if self.kv_heads is not None else (self.heads or 1)
 
     @property
     def d(self) -> int:
-        """Head dimension (h/a unless given)."""
-        return self.head_dim if self.head_dim is not None else self.hidden // self.heads
+        """Head dimension (h/a unless given; 1 without attention heads)."""
+        if self.head_dim is not None:
+            return self.head_dim
+        return self.hidden // self.heads if self.heads else 1
 
     @property
     def f(self) -> int:
@@ -107,17 +141,39 @@ class Architecture:
         """Whether the MLP is a mixture of routed experts."""
         return self.experts > 0
 
+    def layer_counts(self) -> tuple[tuple[Layer, int], ...]:
+        """Each kind of layer and how many of the model's layers are of it, in the order the pattern first gives them.
+
+        The pattern repeats over ``layers`` (a pattern as long as the model lists every layer); no pattern: every
+        layer is attention with the model's ``sliding_window``.
+        """
+        pattern = self.pattern or (Layer("attention", self.sliding_window),)
+        total = self.layers if self.layers is not None else len(pattern)
+        rounds, rest = divmod(total, len(pattern))
+        counts: Counter[Layer] = Counter()
+        for i, layer in enumerate(pattern):
+            counts[layer] += rounds + (i < rest)
+        return tuple((layer, counts[layer]) for layer in dict.fromkeys(pattern) if counts[layer])
+
+    def layer_kinds(self) -> tuple[Layer, ...]:
+        """The distinct kinds of layer of the model, in the order the pattern gives them."""
+        return tuple(layer for layer, _ in self.layer_counts())
+
     def dims(self, seq_len: int, micro_batch: int) -> Dims:
         """The symbols' sizes for a run of ``micro_batch`` sequences of ``seq_len`` tokens."""
+        extra: dict[str, int] = {}
+        for layer in self.layer_kinds():
+            extra.update(mixers.find(layer.mixer).symbols(self))
         return Dims(
             s=seq_len,
             b=micro_batch,
             h=self.hidden,
-            a=self.heads,
+            a=self.heads or 1,
             kv=self.kv,
             d=self.d,
             f=self.f,
             E=max(self.experts, 1),
             k=self.experts_per_token if self.moe else 1,
             v=self.vocab or 1,
+            extra=tuple(extra.items()),
         )

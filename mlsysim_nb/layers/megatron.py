@@ -22,7 +22,8 @@ elementwise op keeps what its derivative needs, fused kernels keep nothing in be
 
 from __future__ import annotations
 
-from mlsysim_nb.layers.architecture import Architecture
+from mlsysim_nb.layers import mixers
+from mlsysim_nb.layers.architecture import Architecture, Layer
 from mlsysim_nb.layers.rows import Saved
 
 __all__ = ["LAYER_INPUT", "megatron_layer", "megatron_output"]
@@ -32,36 +33,6 @@ _ACTIVATION = {"gelu": "GeLU", "silu": "SiLU"}
 
 #: What full recomputation keeps of a layer: its input, whole on every device unless sequence-parallel.
 LAYER_INPUT = Saved("layer_input", "layer input", "layer", ("s", "b", "h"), split="sp", paper="ln1_input")
-
-
-def _attention_eager(arch: Architecture) -> list[Saved]:
-    tokens = ("s", "b")
-    rows = [
-        Saved("q", "Q for QKᵀ", "attention", (*tokens, "a", "d"), paper="qk"),
-        Saved("k", "K for QKᵀ", "attention", (*tokens, "kv", "d"), paper="qk"),
-        Saved("softmax_output", "softmax output", "attention", ("b", "a", "s", "s"), recompute="selective",
-              paper="softmax_output"),
-    ]  # fmt: skip
-    if arch.attention_dropout > 0:
-        rows += [
-            Saved("softmax_dropout_mask", "softmax dropout mask", "attention", ("b", "a", "s", "s"), width="mask",
-                  recompute="selective", paper="softmax_dropout_mask"),
-            Saved("softmax_dropout_output", "softmax dropout output", "attention", ("b", "a", "s", "s"),
-                  recompute="selective", paper="softmax_dropout_output"),
-        ]  # fmt: skip
-    rows.append(Saved("v", "V", "attention", (*tokens, "kv", "d"), paper="v"))
-    return rows
-
-
-def _attention_fused(_: Architecture) -> list[Saved]:
-    tokens = ("s", "b")
-    return [
-        Saved("q", "Q", "attention", (*tokens, "a", "d"), paper="qk"),
-        Saved("k", "K", "attention", (*tokens, "kv", "d"), paper="qk"),
-        Saved("v", "V", "attention", (*tokens, "kv", "d"), paper="v"),
-        Saved("lse", "log-sum-exp per row (FP32)", "attention", ("b", "a", "s"), width="fp32",
-              note="fused attention keeps one FP32 log-sum-exp per row and head instead of the s² scores"),
-    ]  # fmt: skip
 
 
 def _mlp(arch: Architecture, tokens: tuple[str, ...], block: str, count: int = 1) -> list[Saved]:
@@ -100,20 +71,19 @@ def _dense_mlp(arch: Architecture) -> list[Saved]:
     return [Saved(r.key.removeprefix("MLP_"), r.label, r.block, r.shape, paper=r.paper) for r in rows]
 
 
-def megatron_layer(arch: Architecture, attention: str = "eager") -> tuple[Saved, ...]:
+def megatron_layer(arch: Architecture, attention: str = "eager", layer: Layer | None = None) -> tuple[Saved, ...]:
     """The rows one decoder layer saves by the paper's accounting, in forward order.
 
-    ``attention``: ``"eager"`` (scores, softmax and dropout kept) or ``"fused"`` (FlashAttention-style).
+    ``attention``: ``"eager"`` (scores, softmax and dropout kept) or ``"fused"`` (FlashAttention-style); the
+    mixer's block is its own (:mod:`mlsysim_nb.layers.mixers`), ``layer``'s (the pattern's first by default).
     """
     norm = _NORM[arch.norm]
     tokens = ("s", "b", "h")
+    mixer = mixers.find((layer or arch.layer_kinds()[0]).mixer)
     rows = [
         Saved("ln1_input", f"{norm} 1 input", "layer norms", tokens, split="sp", paper="ln1_input"),
-        Saved("qkv_input", "QKV input", "attention", tokens, split="sp", paper="qkv_input"),
-        *(_attention_fused(arch) if attention == "fused" else _attention_eager(arch)),
-        Saved("projection_input", "output projection input", "attention", ("s", "b", "a", "d"),
-              paper="projection_input"),
-    ]  # fmt: skip
+        *mixer.saved(arch, "megatron", attention, "gpu"),
+    ]
     if arch.hidden_dropout > 0:
         rows.append(Saved("attention_dropout_mask", "attention dropout mask", "attention", tokens, width="mask",
                           split="sp", paper="attention_dropout_mask"))  # fmt: skip

@@ -26,6 +26,7 @@ __all__ = [
     "SPLITS",
     "SYMBOLS",
     "WIDTHS",
+    "Cached",
     "Dims",
     "Saved",
     "Weight",
@@ -59,22 +60,36 @@ DEVICE_EFFECTS = {
 
 @dataclass(frozen=True)
 class Dims:
-    """The sizes of one layer's symbols for one run (see the module's table)."""
+    """The sizes of one layer's symbols for one run (see the module's table).
+
+    The attention symbols (``a``, ``kv``, ``d``) are 1 for a layer without attention heads; a mixer's own
+    symbols (a state size, a latent width) are ``extra`` pairs, named by the mixer that sizes them.
+    """
 
     s: int
     b: int
     h: int
-    a: int
-    kv: int
-    d: int
-    f: int
+    a: int = 1
+    kv: int = 1
+    d: int = 1
+    f: int = 1
     E: int = 1
     k: int = 1
     v: int = 1
+    extra: tuple[tuple[str, int], ...] = ()
 
     def size(self, shape: tuple[str, ...]) -> int:
         """Elements of a tensor of this ``shape`` (a tuple of symbols; the empty tuple is a scalar)."""
-        return prod(getattr(self, symbol) for symbol in shape)
+        return prod(self._symbol(symbol) for symbol in shape)
+
+    def _symbol(self, symbol: str) -> int:
+        if symbol in SYMBOLS:
+            return getattr(self, symbol)  # type: ignore[no-any-return]  # an int, or an array in a sweep
+        for name, value in self.extra:
+            if name == symbol:
+                return value
+        msg = f"no size for the symbol {symbol!r}; the layer's symbols are {', '.join((*SYMBOLS, *dict(self.extra)))}"
+        raise ValueError(msg)
 
 
 def element_bytes(width: str, dtype_bytes: int, device: str = "gpu") -> int:
@@ -113,16 +128,20 @@ class Saved:
     note: str = ""
     narrow_only: bool = False
     per_model: bool = False
+    #: The share of the model's layers that keep this row: 1 unless the layers mix their kinds (a hybrid
+    #: pattern), where one layer's figure is the mean over the model's layers.
+    share: float = 1
 
     def __post_init__(self) -> None:
-        bad = [s for s in self.shape if s not in SYMBOLS]
+        bad = [s for s in self.shape if not s.isidentifier()]
         if bad or self.width not in WIDTHS or self.recompute not in RECOMPUTE or self.split not in SPLITS:
             msg = f"row {self.key!r}: shape {self.shape}, width {self.width!r}, recompute, split must be known"
             raise ValueError(msg)
 
     def elements(self, dims: Dims) -> int:
-        """Elements this row holds for ``dims`` (all ``count`` tensors)."""
-        return self.count * dims.size(self.shape)
+        """Elements this row holds for ``dims`` (all ``count`` tensors, times its ``share`` of the layers)."""
+        found = self.count * dims.size(self.shape)
+        return found if self.share == 1 else found * self.share  # type: ignore[return-value]  # a mean over layers
 
     def bytes(self, dims: Dims, dtype_bytes: int, device: str = "gpu") -> int:
         """Bytes this row holds for ``dims`` when activations take ``dtype_bytes`` each, on ``device``."""
@@ -153,3 +172,29 @@ class Weight:
         """Parameters of this row; ``active``: those one token uses (k of the E experts)."""
         experts = (dims.k if active else dims.E) if self.per_expert else 1
         return self.count * dims.size(self.shape) * experts
+
+
+@dataclass(frozen=True)
+class Cached:
+    """One tensor (or ``count`` equal ones) a serving engine keeps per layer to decode the next token.
+
+    ``per_token`` rows grow with the tokens a sequence has seen (K and V, a compressed latent), up to the
+    layer's window when it has one; the others are a fixed state per sequence (a state-space layer's). The
+    shape excludes the token and the sequence: K is ``("kv", "d")``. A tensor-parallel group splits a row as
+    its mixer's rule sizes the row's symbols on one device (see :mod:`mlsysim_nb.layers.mixers`).
+    """
+
+    key: str
+    label: str
+    shape: tuple[str, ...]
+    count: int = 1
+    per_token: bool = True
+
+    def __post_init__(self) -> None:
+        if not all(s.isidentifier() for s in self.shape) or self.count < 1:
+            msg = f"cache row {self.key!r}: shape {self.shape} must be symbols and count at least 1"
+            raise ValueError(msg)
+
+    def elements(self, dims: Dims) -> int:
+        """Elements this row holds for one token (``per_token``) or one sequence (a state), all ``count`` tensors."""
+        return self.count * dims.size(self.shape)

@@ -14,7 +14,8 @@ output, which then stays whole beside the cache's K and V copies: 2sbh more per 
 
 from __future__ import annotations
 
-from mlsysim_nb.layers.architecture import Architecture
+from mlsysim_nb.layers import mixers
+from mlsysim_nb.layers.architecture import Architecture, Layer
 from mlsysim_nb.layers.rows import Saved
 
 __all__ = ["FAMILIES", "family", "transformers_layer", "transformers_output"]
@@ -24,8 +25,6 @@ FAMILIES = {"gpt2": "gpt2", "llama": "llama", "mistral": "llama", "qwen2": "llam
 
 _T = ("s", "b")
 _H = ("s", "b", "h")
-_HEADS = ("s", "b", "a", "d")
-_SCORES = ("b", "a", "s", "s")
 
 _LN_STATS = "LayerNorm keeps its mean and 1/std per token, in the activation dtype"
 _RMS_FP32 = "RMSNorm computes in FP32: it keeps an FP32 copy of its input (in FP32, the input itself), not the input"
@@ -34,16 +33,8 @@ _RMS_NORMALIZED = (
     "RMSNorm keeps its normalized input, cast back to the activation dtype, before the scale: the scale's "
     "gradient reads it; the scaled output is a second tensor, the next projections' input"
 )
-_REPEAT = "eager attention repeats K and V to every query head (repeat_kv) before the products"
-_SOFTMAX_FP32 = "Llama's eager attention computes the softmax in FP32"
-_SOFTMAX_CAST = "the FP32 softmax cast back to the activation dtype, which the AV product keeps (no copy in FP32)"
-_ROTARY = (
-    "the rotary cos and sin tables the layer multiplies Q and K by (for one sequence, broadcast over the batch); "
-    "one pair per model, all layers read it"
-)
 _SILU_OUT = "the product keeps SiLU's output as well as the up projection's (a fused SwiGLU kernel recomputes it)"
 _GELU_NEW = "GPT-2's GeLU (gelu_new) is four elementwise ops, each keeping an f-wide tensor: x, x/2, tanh, 1 + tanh"
-_MATH = "DEVICE_EFFECTS['cpu sdpa math path']: with dropout, SDPA on the CPU runs its math path in FP32"
 
 
 def family(arch: Architecture) -> str:
@@ -76,52 +67,6 @@ def _norm(arch: Architecture, which: str, block: str = "layer norms") -> list[Sa
               note=_RMS_RSQRT),
         Saved(f"ln{which}_normalized", f"RMSNorm {which} normalized input", block, _H, split="sp",
               note=_RMS_NORMALIZED),
-    ]  # fmt: skip
-
-
-def _eager(arch: Architecture) -> list[Saved]:
-    llama = family(arch) == "llama"
-    repeat = _REPEAT if arch.kv != arch.heads else ""
-    rows = [
-        Saved("q", "Q for QKᵀ", "attention", _HEADS, paper="qk"),
-        Saved("k", "K for QKᵀ", "attention", _HEADS, paper="qk", note=repeat),
-        Saved("softmax_output", "softmax output" + (" (FP32)" if llama else ""), "attention", _SCORES,
-              width="fp32" if llama else "act", recompute="selective", paper="softmax_output",
-              note=_SOFTMAX_FP32 if llama else ""),
-    ]  # fmt: skip
-    if arch.attention_dropout > 0:
-        rows += [
-            Saved("softmax_dropout_mask", "softmax dropout mask", "attention", _SCORES, width="mask",
-                  recompute="selective", paper="softmax_dropout_mask"),
-            Saved("softmax_dropout_output", "softmax dropout output", "attention", _SCORES, recompute="selective",
-                  paper="softmax_dropout_output"),
-        ]  # fmt: skip
-    elif llama:
-        rows.append(Saved("softmax_cast", "softmax output in the activation dtype", "attention", _SCORES,
-                          recompute="selective", narrow_only=True, note=_SOFTMAX_CAST))  # fmt: skip
-    rows.append(Saved("v", "V", "attention", _HEADS, paper="v", note=repeat))
-    return rows
-
-
-def _fused(arch: Architecture, device: str) -> list[Saved]:
-    if arch.attention_dropout > 0 and device == "cpu":
-        return [
-            Saved("q", "Q (FP32)", "attention", _HEADS, width="fp32", paper="qk", note=_MATH),
-            Saved("k", "K (FP32, every head)", "attention", _HEADS, width="fp32", paper="qk", note=_MATH),
-            Saved("softmax_output", "softmax output (FP32)", "attention", _SCORES, width="fp32",
-                  recompute="selective", paper="softmax_output", note=_MATH),
-            Saved("softmax_dropout_mask", "softmax dropout mask (FP32)", "attention", _SCORES, width="fp32",
-                  recompute="selective", paper="softmax_dropout_mask", note=_MATH),
-            Saved("softmax_dropout_output", "softmax dropout output (FP32)", "attention", _SCORES, width="fp32",
-                  recompute="selective", paper="softmax_dropout_output", note=_MATH),
-            Saved("v", "V (FP32, every head)", "attention", _HEADS, width="fp32", paper="v", note=_MATH),
-        ]  # fmt: skip
-    return [
-        Saved("q", "Q", "attention", _HEADS, paper="qk"),
-        Saved("k", "K", "attention", ("s", "b", "kv", "d"), paper="qk"),
-        Saved("v", "V", "attention", ("s", "b", "kv", "d"), paper="v"),
-        Saved("lse", "log-sum-exp per row (FP32)", "attention", ("b", "a", "s"), width="fp32",
-              note="the fused kernel keeps one FP32 log-sum-exp per row and head instead of the s² scores"),
     ]  # fmt: skip
 
 
@@ -173,8 +118,10 @@ def _experts(_: Architecture) -> list[Saved]:
     ]  # fmt: skip
 
 
-def transformers_layer(arch: Architecture, attention: str = "eager", device: str = "gpu") -> tuple[Saved, ...]:
-    """The rows one Hugging Face decoder layer saves, in forward order.
+def transformers_layer(
+    arch: Architecture, attention: str = "eager", device: str = "gpu", layer: Layer | None = None
+) -> tuple[Saved, ...]:
+    """The rows one Hugging Face decoder layer saves, in forward order (``layer``: the pattern's first by default).
 
     ``attention``: ``"eager"`` or ``"fused"`` (PyTorch's ``scaled_dot_product_attention``, transformers'
     ``"sdpa"``); ``device``: ``"gpu"`` or ``"cpu"`` (see :data:`~mlsysim_nb.layers.rows.DEVICE_EFFECTS`).
@@ -183,17 +130,8 @@ def transformers_layer(arch: Architecture, attention: str = "eager", device: str
     if fam == "llama" and arch.hidden_dropout > 0:
         msg = "Llama-family modules have no hidden dropout: hidden_dropout must be 0 for the transformers accounting"
         raise ValueError(msg)
-    rows = [*_norm(arch, "1")]
-    if fam == "gpt2":
-        rows.append(Saved("qkv_input", "QKV input", "attention", _H, split="sp", paper="qkv_input"))
-    else:
-        rows += [
-            Saved("qkv_input", "QKV input (the norm's output)", "attention", _H, split="sp", paper="qkv_input"),
-            Saved("rotary", "rotary cos and sin", "attention", ("s", "d"), count=2, split="none",
-                  per_model=True, note=_ROTARY),
-        ]  # fmt: skip
-    rows += _fused(arch, device) if attention == "fused" else _eager(arch)
-    rows.append(Saved("projection_input", "output projection input", "attention", _HEADS, paper="projection_input"))
+    mixer = mixers.find((layer or arch.layer_kinds()[0]).mixer)
+    rows = [*_norm(arch, "1"), *mixer.saved(arch, "transformers", attention, device)]
     if arch.hidden_dropout > 0:
         rows.append(Saved("attention_dropout_mask", "attention dropout mask", "attention", _H, width="mask",
                           split="sp", paper="attention_dropout_mask"))  # fmt: skip

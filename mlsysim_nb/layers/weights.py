@@ -7,7 +7,10 @@ instantiated on PyTorch's meta device (``tests/measure/test_configs.py``).
 
 from __future__ import annotations
 
-from mlsysim_nb.layers.architecture import Architecture
+from dataclasses import replace
+
+from mlsysim_nb.layers import mixers
+from mlsysim_nb.layers.architecture import Architecture, Layer
 from mlsysim_nb.layers.rows import Weight
 
 __all__ = ["layer_weights", "model_weights", "parameter_count"]
@@ -16,23 +19,6 @@ __all__ = ["layer_weights", "model_weights", "parameter_count"]
 def _norm(arch: Architecture, key: str, block: str) -> list[Weight]:
     return [Weight(key, f"{key} scale" + (" and shift" if arch.norm == "layernorm" else ""), block, ("h",),
                    count=2 if arch.norm == "layernorm" else 1)]  # fmt: skip
-
-
-def _attention(arch: Architecture) -> list[Weight]:
-    rows = [
-        Weight("wq", "Q projection", "attention", ("h", "a", "d")),
-        Weight("wk", "K projection", "attention", ("h", "kv", "d")),
-        Weight("wv", "V projection", "attention", ("h", "kv", "d")),
-        Weight("wo", "output projection", "attention", ("a", "d", "h")),
-    ]
-    if arch.bias in ("all", "qkv"):
-        rows += [
-            Weight("bq", "Q bias", "attention", ("a", "d")),
-            Weight("bkv", "K and V biases", "attention", ("kv", "d"), count=2),
-        ]
-    if arch.bias == "all":
-        rows.append(Weight("bo", "output projection bias", "attention", ("h",)))
-    return rows
 
 
 def _mlp(arch: Architecture, block: str, *, per_expert: bool = False, count: int = 1) -> list[Weight]:
@@ -50,9 +36,10 @@ def _mlp(arch: Architecture, block: str, *, per_expert: bool = False, count: int
     return rows
 
 
-def layer_weights(arch: Architecture) -> tuple[Weight, ...]:
-    """The weights of one decoder layer."""
-    rows = [*_norm(arch, "norm1", "layer norms"), *_attention(arch), *_norm(arch, "norm2", "layer norms")]
+def layer_weights(arch: Architecture, layer: Layer | None = None) -> tuple[Weight, ...]:
+    """The weights of one decoder layer: norms, the mixer's (``layer``'s; the pattern's first by default), MLP."""
+    mixer = mixers.find((layer or arch.layer_kinds()[0]).mixer)
+    rows = [*_norm(arch, "norm1", "layer norms"), *mixer.weights(arch), *_norm(arch, "norm2", "layer norms")]
     if arch.moe:
         rows.append(Weight("router", "router", "router", ("E", "h")))
         rows += _mlp(arch, "experts", per_expert=True)
@@ -75,7 +62,11 @@ def model_weights(arch: Architecture) -> tuple[Weight, ...]:
 
 
 def parameter_count(arch: Architecture, layers: int, *, active: bool = False) -> int:
-    """Exact parameters of a model of ``layers`` such layers; ``active``: those one token uses (MoE)."""
+    """Exact parameters of ``layers`` layers of ``arch``'s pattern; ``active``: those one token uses (MoE)."""
+    if arch.layers != layers:
+        arch = replace(arch, layers=layers)
     dims = arch.dims(1, 1)
-    per_layer = sum(w.parameters(dims, active=active) for w in layer_weights(arch))
-    return layers * per_layer + sum(w.parameters(dims, active=active) for w in model_weights(arch))
+    found = sum(w.parameters(dims, active=active) for w in model_weights(arch))
+    for layer, count in arch.layer_counts():
+        found += count * sum(w.parameters(dims, active=active) for w in layer_weights(arch, layer))
+    return found

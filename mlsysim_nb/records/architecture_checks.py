@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from mlsysim_nb.errors import FieldError, FieldUnitError
-from mlsysim_nb.layers.architecture import ACTIVATIONS, BIASES, MLPS, NORMS, POSITIONS
+from mlsysim_nb.layers.architecture import ACTIVATIONS, BIASES, MLPS, NORMS, POSITIONS, Layer
 from mlsysim_nb.model.fields import check_count, check_plain
 
 __all__ = [
@@ -60,6 +60,7 @@ ARCHITECTURE_DEFAULTS: dict[str, Any] = {
     "bias": "all",
     "positions": None,
     "model_type": None,
+    "pattern": (),
 }
 
 #: The largest value each architecture field accepts.
@@ -98,9 +99,21 @@ def check_architecture(owner: str, values: dict[str, Any]) -> dict[str, Any]:
             out[name] = _choice(owner, name, values[name], allowed)
     for name in ("attention_dropout", "hidden_dropout"):
         out[name] = _probability(owner, name, values[name])
+    out["pattern"] = _pattern(owner, values["pattern"])
     if not isinstance(values["tied_embeddings"], bool):
         raise FieldError(owner, "tied_embeddings", f"must be True or False, got {values['tied_embeddings']!r}")
     return _check_experts(owner, values, out)
+
+
+def _pattern(owner: str, value: Any) -> tuple[Layer, ...]:
+    """The layers' pattern as a tuple of :class:`Layer` (a mixer's name stands for its layer under no window)."""
+    if isinstance(value, (str, Layer)) or not isinstance(value, (tuple, list)):
+        msg = f"must be a tuple of layers (Layer, or a mixer's name such as 'attention'), got {value!r}"
+        raise FieldError(owner, "pattern", msg)
+    try:
+        return tuple(layer if isinstance(layer, Layer) else Layer(layer) for layer in value)
+    except FieldError as err:
+        raise FieldError(owner, "pattern", err.reason) from None
 
 
 def _check_experts(owner: str, values: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:

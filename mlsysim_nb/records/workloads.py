@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from mlsysim_nb.errors import FieldError
-from mlsysim_nb.layers.architecture import Architecture
+from mlsysim_nb.layers.architecture import Architecture, Layer
 from mlsysim_nb.model.fields import check_count
 from mlsysim_nb.records.architecture_checks import ARCHITECTURE_DEFAULTS, SHAPE_LIMITS, check_architecture
 from mlsysim_nb.records.models import configuration_keys, read_configuration
@@ -47,6 +47,7 @@ ARCHITECTURE_LABELS = {
     "model_type": "Hugging Face model type",
     "active_parameters": "parameters one token uses",
     "sliding_window": "sliding attention window (tokens)",
+    "pattern": "layers' pattern (mixer and window), repeated over the layers",
 }
 
 
@@ -87,6 +88,10 @@ class Workload(RichRepr):
         Tokens each attention layer looks back over under sliding-window attention (Mistral 7B's 4096), so
         the most keys and values a layer keeps per sequence; ``None`` when every layer attends to the whole
         context.
+    pattern
+        The layers as a sequence (:class:`mlsysim_nb.layers.Layer`: a mixer of :mod:`mlsysim_nb.layers.mixers`
+        and its window), repeated over ``layers``: alternating local and global attention, or attention among
+        other mixers, is data. Empty (the default): every layer is attention, under ``sliding_window``.
     source
         Where the numbers come from.
 
@@ -118,6 +123,7 @@ class Workload(RichRepr):
     model_type: str | None = None
     active_parameters: Any = None
     sliding_window: int | None = None
+    pattern: tuple[Layer, ...] = ()
     source: str = field(default="", compare=False)
     #: ``active_parameters`` as given (``None``: derived from ``parameters``), what ``variant()`` carries over
     _given_active: Any = field(default=None, init=False, repr=False, compare=False)
@@ -233,7 +239,8 @@ class Workload(RichRepr):
             attention_dropout=self.attention_dropout, hidden_dropout=self.hidden_dropout, vocab=self.vocab_size,
             tied=self.tied_embeddings, experts=self.experts or 0, experts_per_token=self.experts_per_token or 1,
             shared_experts=self.shared_experts, bias=self.bias, positions=self.positions,
-            max_positions=self.context_length, model_type=self.model_type,
+            max_positions=self.context_length, model_type=self.model_type, layers=self.layers,
+            sliding_window=self.sliding_window, pattern=self.pattern,
         )  # fmt: skip
 
     @classmethod
@@ -279,7 +286,10 @@ class Workload(RichRepr):
 
 
 #: Every field holding one number or choice; an array or a list there is refused by the field's name.
-_VALUE_FIELDS = ("parameters", *_SHAPE_LIMITS, *ARCHITECTURE_DEFAULTS, "active_parameters", "sliding_window")
+_VALUE_FIELDS = (
+    "parameters", *_SHAPE_LIMITS, *(k for k in ARCHITECTURE_DEFAULTS if k != "pattern"), "active_parameters",
+    "sliding_window",
+)  # fmt: skip
 #: The ``active_parameters`` a workload derived, by id, so that one passed back (by ``dataclasses.replace``)
 #: is known as derived and derived again from the new ``parameters``
 _DERIVED: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()

@@ -20,6 +20,7 @@ from mlsysim_nb.errors import FieldError
 from mlsysim_nb.kinds.inference.physics import EQUATIONS
 from mlsysim_nb.kinds.inference.table import kept_groups, parameter_groups
 from mlsysim_nb.kinds.inference.view import InferenceView, notes
+from mlsysim_nb.layers import cache_values, tensor_parallel_refusal
 from mlsysim_nb.model.changes import changed_fields
 from mlsysim_nb.model.equations import Equations
 from mlsysim_nb.model.knob import CONTEXT_WINDOW, declared_knobs, knob, record
@@ -129,7 +130,8 @@ class InferenceMemoryScenario(InferenceView, Scenario):
     )  # fmt: skip
     tensor_parallel: Any = knob(
         1, kind="count", symbol="t", label="tensor-parallel devices", high=1024, control="log",
-        help="devices the model is split over; t must divide the heads, and divide or be a multiple of the KV heads",
+        help="devices the model is split over; t must divide the heads, and divide or be a multiple of the KV heads "
+        "(vLLM's rule)",
     )  # fmt: skip
     runtime_reserve: Any = knob(
         0.1, kind="share", symbol="r", label="runtime reserve (share of device memory)", positive=False, high=0.9,
@@ -211,19 +213,26 @@ class InferenceMemoryScenario(InferenceView, Scenario):
                 raise FieldError(o, field, msg)
 
     def _check_tensor_parallel(self, o: str, w: Workload, env: dict[str, Any]) -> None:
+        """VLLM's rule for each layer's mixer (:func:`mlsysim_nb.layers.tensor_parallel_refusal`), value by value."""
         t = np.asarray(env["tensor_parallel"])
-        heads, kv = int(w.heads or 1), int(w.kv_heads or w.heads or 1)
-        if np.any(heads % t != 0):
-            bad = _first(t, heads % t != 0)
-            msg = f"must divide the {heads} attention heads of {w.name} (each device whole heads), got {bad}"
-            raise FieldError(o, "tensor_parallel", msg)
-        uneven = (kv % t != 0) & (t % kv != 0)
-        if np.any(uneven):
+        arch = w.architecture()
+        for value in np.unique(t):
+            refused = tensor_parallel_refusal(arch, int(value), "vllm")
+            if refused is not None:
+                rule, reason = refused
+                raise FieldError(o, "tensor_parallel", f"{rule} of {w.name}, got {int(value)} ({reason})")
+
+    def _cache(self, o: str, w: Workload, env: dict[str, Any]) -> Any:
+        """Values per token of every layer's cache rows on one device (vLLM's split), from the layer table."""
+        found = cache_values(w.architecture(), tensor_parallel=env["tensor_parallel"], engine="vllm")
+        windows = {window for window, _ in found.per_token}
+        if windows - {w.sliding_window} or np.any(found.per_sequence):
             msg = (
-                f"must divide the {kv} key/value heads of {w.name}, or be a multiple of them (each head then "
-                f"replicated t/{kv} times), got {_first(t, uneven)}"
+                f"has layers whose caches this kind does not sum yet (windows {sorted(map(str, windows))}, or a "
+                f"fixed state per sequence); every layer must keep the model's sliding_window ({w.sliding_window})"
             )
-            raise FieldError(o, "tensor_parallel", msg)
+            raise FieldError(o, "workload", msg)
+        return sum(values for _, values in found.per_token)
 
     def _environment(self, w: Workload, env: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
         arch = w.architecture()
@@ -232,6 +241,7 @@ class InferenceMemoryScenario(InferenceView, Scenario):
         key = env.pop("weight_format")
         env.update(kept_groups(w, key), kept_bytes_per_parameter=KEPT_BYTES, has_weight_format=key is not None)
         env.update(
+            cache_values_per_token=self._cache(type(self).__name__, w, env),
             parameters=float(w.parameters.magnitude),
             active_parameters=float(w.active_parameters.magnitude),
             layers=w.layers,

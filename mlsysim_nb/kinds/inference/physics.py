@@ -12,8 +12,11 @@ Sources
 * Ainslie et al. (2023), "GQA: Training Generalized Multi-Query Transformer Models from Multi-Head
   Checkpoints": ``a_kv`` key/value heads shared by the ``a`` query heads shrink the cache by ``a/a_kv``.
 * Shoeybi et al. (2019), Megatron-LM, Sec. 3: tensor parallelism splits the attention by heads and the MLP by
-  its width. A key/value head cannot be split, so with fewer key/value heads than devices each device keeps one
-  whole head and each head is replicated ``t/a_kv`` times (vLLM's tensor-parallel QKV projection does the same).
+  its width. The key/value heads follow vLLM's rule, which the attention mixer states
+  (:mod:`mlsysim_nb.layers.mixers.attention`, from ``QKVParallelLinear``): with fewer key/value heads than
+  devices each device keeps one whole head and each head is replicated ``t/a_kv`` times.
+* The cache per token is the layer table's: the cache rows of every layer's mixer, summed on one device
+  (:func:`mlsysim_nb.layers.cache_values`), as the parameter count sums the weight rows.
 * Kaplan et al. (2020), "Scaling Laws for Neural Language Models", Sec. 2.1: a forward pass costs about ``2·N``
   FLOPs per token for the weights; Chowdhery et al. (2022), PaLM, Appendix B: attention adds ``12·L·H·Q·T``
   training FLOPs per token over a context of ``T``, a third of it forward, so ``4·L·a·d`` per attended token (the
@@ -29,6 +32,7 @@ Sources
 from __future__ import annotations
 
 from mlsysim_nb.formula import Case
+from mlsysim_nb.layers.mixers.attention import KV_HEAD_REPLICAS, KV_HEADS_PER_DEVICE
 from mlsysim_nb.model.equations import Equations, defined
 from mlsysim_nb.model.notation import Quantity, quantity
 
@@ -56,16 +60,17 @@ _WEIGHTS = [
     ),
     _D(
         "kv_heads_per_device",
-        "max(kv_heads / tensor_parallel, 1)",
-        "Key/value heads each device holds: a_kv/t, or 1 when there are fewer key/value heads than devices.",
+        KV_HEADS_PER_DEVICE["vllm"],
+        "Key/value heads each device holds, by vLLM's rule: a_kv/t, or 1 when there are fewer key/value heads "
+        "than devices.",
         symbol="a_kv,dev",
         label="key/value heads per device",
     ),
     _D(
         "kv_head_replicas",
-        "max(tensor_parallel / kv_heads, 1)",
-        "Devices holding a copy of each key/value head: 1 when t divides a_kv; t/a_kv when a_kv < t, each head "
-        "(its K and V projections and its cache) then replicated t/a_kv times.",
+        KV_HEAD_REPLICAS["vllm"],
+        "Devices holding a copy of each key/value head, by vLLM's rule: 1 when t divides a_kv; t/a_kv when "
+        "a_kv < t, each head (its K and V projections and its cache) then replicated t/a_kv times.",
         symbol="r_kv",
         label="copies of each key/value head",
     ),
@@ -100,8 +105,9 @@ _WEIGHTS = [
 _CACHE = [
     _D(
         "kv_cache_per_token",
-        "2 * layers * kv_heads_per_device * head_dim * kv_bytes_per_value",
-        "Key and value of one token in every layer, for the key/value heads one device holds.",
+        "cache_values_per_token * kv_bytes_per_value",
+        "What one token keeps in every layer's cache on one device (attention: its key and value, for the "
+        "key/value heads the device holds), at the cache's width.",
         "KiB",
         symbol="m_kv",
         label="KV cache per token",
@@ -419,6 +425,7 @@ NOTATION: dict[str, Quantity] = {
     "active_parameters": quantity("P_active", "", "active parameters"),
     "replicated_parameters": quantity("P_rep", "", "parameters every device holds whole"),
     "kv_projection_parameters": quantity("P_kv", "", "parameters of the K and V projections"),
+    "cache_values_per_token": quantity("n_kv", "", "cached values per token on one device, every layer"),
     "expert_parameters": quantity("P_exp", "", "parameters of the routed experts"),
     "lookup_split_parameters": quantity("P_lookup,tp", "", "parameters of the lookup tables split over t"),
     "lookup_replicated_parameters": quantity("P_lookup,rep", "", "parameters of the lookup tables every device holds"),

@@ -18,6 +18,7 @@ When the embeddings are tied, the table is the output layer too, which every ste
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -38,9 +39,11 @@ def _groups(arch: Architecture, layer_count: int, keep: frozenset[str] | None = 
     """The groups of every weight row, or (``keep``) of the rows a weight format's layout leaves in 16 bits."""
     from mlsysim_nb.records.formats import weight_role
 
+    arch = replace(arch, layers=layer_count)
     dims = arch.dims(1, 1)
     replicated = kv_projection = experts = lookup_split = lookup_replicated = total = 0
-    for rows, times in ((layers.layer_weights(arch), layer_count), (layers.model_weights(arch), 1)):
+    every = [(layers.layer_weights(arch, layer), count) for layer, count in arch.layer_counts()]
+    for rows, times in (*every, (layers.model_weights(arch), 1)):
         for row in rows:
             if keep is not None and weight_role(row) not in keep:
                 continue

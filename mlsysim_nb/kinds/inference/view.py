@@ -83,7 +83,7 @@ _SECTIONS = (
 
 
 def _formula(symbols: Mapping[str, Any], name: str) -> str:
-    """``m_kv = 2 · L · a_kv,dev · d · b_kv``: an equation as the derivation writes it, from the kind's table."""
+    """``m_kv = n_kv · b_kv``: an equation as the derivation writes it, from the kind's table."""
     formula = EQUATIONS.formula(name)
     return f"{symbols[name].text()} = {formula.render(symbols, 'text', case=formula.cases[-1])}"
 
@@ -91,14 +91,16 @@ def _formula(symbols: Mapping[str, Any], name: str) -> str:
 def notes(symbols: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     """The derivation's notes, their equations written from the kind's table (never typed twice)."""
     equation = (
-        f"The KV cache of one token on one device is {_formula(symbols, 'kv_cache_per_token')} (a key and a value "
-        "in every layer, for the key/value heads the device holds; Kwon et al. 2023), a_kv/a of multi-head "
-        "attention's under grouped-query attention (Ainslie et al. 2023). Each sequence takes whole blocks of B "
-        "tokens, so its last block's empty slots are the block waste. Tensor parallelism splits the heads, the MLP "
-        "width and the vocabulary over t devices (Shoeybi et al. 2019); with fewer key/value heads than devices "
-        f"each is replicated. A decode step reads {_formula(symbols, 'weights_read_per_step')} of weights (dense: "
-        f"all but the lookup tables) beside the cache, does {_formula(symbols, 'decode_flops_per_step')}, and takes "
-        "the larger of its bytes over the memory bandwidth and its FLOPs over the peak FLOPS."
+        f"The KV cache of one token on one device is {_formula(symbols, 'kv_cache_per_token')}, n_kv the values "
+        "the layer table's cache rows hold: an attention layer's key and value, a_kv,dev · d each, for the "
+        "key/value heads the device holds (2 · L · a_kv,dev · d for L such layers; Kwon et al. 2023), a_kv/a of "
+        "multi-head attention's under grouped-query attention (Ainslie et al. 2023). Each sequence takes whole "
+        "blocks of B tokens, so its last block's empty slots are the block waste. Tensor parallelism splits the "
+        "heads, the MLP width and the vocabulary over t devices (Shoeybi et al. 2019); with fewer key/value heads "
+        "than devices each is replicated, as vLLM does. A decode step reads "
+        f"{_formula(symbols, 'weights_read_per_step')} of weights (dense: all but the lookup tables) beside the "
+        f"cache, does {_formula(symbols, 'decode_flops_per_step')}, and takes the larger of its bytes over the "
+        "memory bandwidth and its FLOPs over the peak FLOPS."
     )
     assumptions = (
         "Every weight at the stated width (a 4-bit format's group scales counted in the width: 4 bits plus "

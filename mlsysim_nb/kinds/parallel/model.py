@@ -25,6 +25,7 @@ from mlsysim_nb.kinds.parallel.physics import EQUATIONS
 from mlsysim_nb.kinds.parallel.table import around_stack_bytes, layer_coefficients
 from mlsysim_nb.kinds.parallel.view import ParallelView
 from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
+from mlsysim_nb.layers import tensor_parallel_refusal
 from mlsysim_nb.model.changes import changed_fields
 from mlsysim_nb.model.equations import Equations, with_equations
 from mlsysim_nb.model.knob import knob, record
@@ -239,17 +240,22 @@ class ParallelTrainingScenario(ParallelView, Scenario):
         """
         w, t = self.state.workload, np.asarray(self.tensor_parallel)
         changed = changed_fields()
-        for size, what in [
-            (w.heads, "attention heads"),
-            (w.kv_heads, "key/value heads"),
-            (w.hidden_dim, "hidden width"),
-        ]:
-            if size is not None and np.any(size % t != 0):
-                bad = first_bad(t, size % t != 0)
-                if "state" in changed and "tensor_parallel" not in changed:  # a new model under the same layout
-                    msg = f"models {w.name}, whose {size} {what} tensor_parallel = {bad} does not divide"
-                    raise FieldError(o, "state", msg)
-                raise FieldError(o, "tensor_parallel", f"must divide the {size} {what} of {w.name}, got {bad}")
+        arch = w.architecture() if w.heads is not None and w.hidden_dim is not None else None
+        for value in np.unique(t):
+            # the attention's split, as Megatron-LM makes it (the mixer's rule), then the width every layer splits
+            refused = None if arch is None else tensor_parallel_refusal(arch, int(value), "megatron")
+            if refused is None and w.hidden_dim is not None and w.hidden_dim % value:
+                refused = f"must divide the {w.hidden_dim} hidden width", ""
+            if refused is None:
+                continue
+            rule, reason = refused
+            if "state" in changed and "tensor_parallel" not in changed:  # a new model under the same layout
+                what = rule.removeprefix("must divide the ")
+                msg = f"models {w.name}, whose {what} tensor_parallel = {value} does not divide" + (
+                    f" ({reason})" if reason else "")  # fmt: skip
+                raise FieldError(o, "state", msg)
+            msg = f"{rule} of {w.name}, got {value}" + (f" ({reason})" if reason else "")
+            raise FieldError(o, "tensor_parallel", msg)
         sp = np.asarray(self.sequence_parallel)
         blame_t = "tensor_parallel" in changed and "sequence_parallel" not in changed
         alone = sp & (t == 1)

@@ -61,7 +61,7 @@ def _coefficients(
         else:
             tp += line.bytes
     # one token of one sequence: a token row holds (its coefficient)·h bytes, a score row (its bytes)·a
-    return sp / arch.hidden, tp / arch.hidden, score / arch.heads
+    return sp / arch.hidden, tp / arch.hidden, score / (arch.heads or 1)  # a score row needs heads to exist
 
 
 def _architecture(workload: Any, ffn_multiple: int) -> Architecture:

@@ -1,0 +1,224 @@
+"""Multi-head and grouped-query attention: its weights, saved rows, cache rows and tensor-parallel rules.
+
+``a`` query heads of width ``d`` share ``kv`` key/value heads (``kv = a``: multi-head attention; Ainslie et al.
+2023, "GQA"). The rows:
+
+* weights: the Q, K, V and output projections (``h·a·d``, ``h·kv·d`` twice, ``a·d·h``) and their biases;
+* saved (Korthikanti et al. 2022, Sec. 4.1, generalised): the QKV input, Q, K and V, the scores, softmax and
+  dropout (eager) or one FP32 log-sum-exp per row and head (fused), the output projection's input; the
+  framework's rows follow Hugging Face transformers' modules (:mod:`mlsysim_nb.layers.transformers`);
+* cache: K and V, ``kv·d`` values each per token and layer (Kwon et al. 2023, Sec. 3: 2 × layers × heads ×
+  head_dim per token), at most the layer's window of tokens.
+
+Tensor parallelism splits the heads; the engines differ on key/value heads:
+
+* **Megatron-LM** (the training kinds): ``megatron/core/transformer/attention.py``, ``Attention.__init__``,
+  divides both the attention heads and the query groups (key/value heads) by the tensor-parallel size with
+  ``divide()``, which asserts that each divides evenly: ``t`` must divide ``a`` and ``kv``; each device holds
+  ``a/t`` query heads and ``kv/t`` key/value heads.
+* **vLLM** (the serving kind): ``vllm/model_executor/layers/linear.py``, ``QKVParallelLinear.__init__``,
+  divides the query heads by ``t``; when ``t ≥ kv`` each device holds one key/value head and each head is
+  replicated ``t/kv`` times (``divide(tp_size, total_num_kv_heads)``: ``kv`` must divide ``t``), otherwise
+  each device holds ``kv/t`` (``t`` must divide ``kv``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mlsysim_nb.errors import FieldError
+from mlsysim_nb.formula import Formula
+from mlsysim_nb.layers.architecture import Architecture
+from mlsysim_nb.layers.mixers import ENGINES, Mixer
+from mlsysim_nb.layers.rows import Cached, Saved, Weight
+
+__all__ = ["KV_HEADS_PER_DEVICE", "KV_HEAD_REPLICAS", "MIXER", "Attention", "kv_head_replicas", "kv_heads_per_device"]
+
+_T = ("s", "b")
+_H = ("s", "b", "h")
+_HEADS = ("s", "b", "a", "d")
+_KV_HEADS = ("s", "b", "kv", "d")
+_SCORES = ("b", "a", "s", "s")
+
+_REPEAT = "eager attention repeats K and V to every query head (repeat_kv) before the products"
+_SOFTMAX_FP32 = "Llama's eager attention computes the softmax in FP32"
+_SOFTMAX_CAST = "the FP32 softmax cast back to the activation dtype, which the AV product keeps (no copy in FP32)"
+_ROTARY = (
+    "the rotary cos and sin tables the layer multiplies Q and K by (for one sequence, broadcast over the batch); "
+    "one pair per model, all layers read it"
+)
+_MATH = "DEVICE_EFFECTS['cpu sdpa math path']: with dropout, SDPA on the CPU runs its math path in FP32"
+_LSE = "one FP32 log-sum-exp per row and head instead of the s² scores"
+
+#: Key/value heads one device holds, by engine, as a formula over ``kv_heads`` and ``tensor_parallel`` (the
+#: serving equations show vLLM's; :func:`kv_heads_per_device` evaluates either).
+KV_HEADS_PER_DEVICE = {"megatron": "kv_heads / tensor_parallel", "vllm": "max(kv_heads / tensor_parallel, 1)"}
+#: Devices holding a copy of each key/value head, by engine: Megatron-LM never replicates; vLLM when t > kv.
+KV_HEAD_REPLICAS = {"megatron": "1", "vllm": "max(tensor_parallel / kv_heads, 1)"}
+_PER_DEVICE = {engine: Formula("kv_heads_per_device", rule) for engine, rule in KV_HEADS_PER_DEVICE.items()}
+_REPLICAS = {engine: Formula("kv_head_replicas", rule) for engine, rule in KV_HEAD_REPLICAS.items()}
+
+
+def kv_heads_per_device(kv: Any, tensor_parallel: Any, engine: str) -> Any:
+    """Key/value heads on one device by ``engine``'s rule (:data:`KV_HEADS_PER_DEVICE`); arrays in a sweep."""
+    return _PER_DEVICE[engine].evaluate({"kv_heads": kv, "tensor_parallel": tensor_parallel})
+
+
+def kv_head_replicas(kv: Any, tensor_parallel: Any, engine: str) -> Any:
+    """Devices holding a copy of each key/value head by ``engine``'s rule (:data:`KV_HEAD_REPLICAS`)."""
+    return _REPLICAS[engine].evaluate({"kv_heads": kv, "tensor_parallel": tensor_parallel})
+
+
+class Attention(Mixer):
+    """Multi-head and grouped-query attention (``kv_heads`` below ``heads``: grouped)."""
+
+    name = "attention"
+    label = "attention"
+
+    def check(self, arch: Architecture) -> None:
+        """Attention needs heads; key/value heads share them evenly; heads split the width unless head_dim is given."""
+        if arch.heads is None:
+            raise FieldError("Architecture", "heads", "is needed by an attention layer; give the attention heads")
+        if arch.heads % arch.kv:
+            raise FieldError("Architecture", "kv_heads", f"must divide heads ({arch.heads}), got {arch.kv}")
+        if arch.head_dim is None and arch.hidden % arch.heads:
+            msg = f"must divide hidden ({arch.hidden}) unless head_dim is given, got {arch.heads}"
+            raise FieldError("Architecture", "heads", msg)
+
+    def weights(self, arch: Architecture) -> tuple[Weight, ...]:
+        """The Q, K, V and output projections, and the biases ``arch.bias`` gives."""
+        rows = [
+            Weight("wq", "Q projection", "attention", ("h", "a", "d")),
+            Weight("wk", "K projection", "attention", ("h", "kv", "d")),
+            Weight("wv", "V projection", "attention", ("h", "kv", "d")),
+            Weight("wo", "output projection", "attention", ("a", "d", "h")),
+        ]
+        if arch.bias in ("all", "qkv"):
+            rows += [
+                Weight("bq", "Q bias", "attention", ("a", "d")),
+                Weight("bkv", "K and V biases", "attention", ("kv", "d"), count=2),
+            ]
+        if arch.bias == "all":
+            rows.append(Weight("bo", "output projection bias", "attention", ("h",)))
+        return tuple(rows)
+
+    def saved(self, arch: Architecture, implementation: str, attention: str, device: str) -> tuple[Saved, ...]:
+        """The block's rows, from its input to the output projection's input, in forward order."""
+        if implementation == "megatron":
+            core = _paper_fused() if attention == "fused" else _paper_eager(arch)
+            head = [Saved("qkv_input", "QKV input", "attention", _H, split="sp", paper="qkv_input")]
+        else:
+            from mlsysim_nb.layers.transformers import family
+
+            llama = family(arch) == "llama"
+            core = _framework_fused(arch, device) if attention == "fused" else _framework_eager(arch, llama)
+            head = [Saved("qkv_input", "QKV input" + (" (the norm's output)" if llama else ""), "attention", _H,
+                          split="sp", paper="qkv_input")]  # fmt: skip
+            if llama:
+                head.append(Saved("rotary", "rotary cos and sin", "attention", ("s", "d"), count=2, split="none",
+                                  per_model=True, note=_ROTARY))  # fmt: skip
+        tail = Saved("projection_input", "output projection input", "attention", _HEADS, paper="projection_input")
+        return (*head, *core, tail)
+
+    def cache(self, arch: Architecture) -> tuple[Cached, ...]:
+        """K and V of each token: ``kv·d`` values each (Kwon et al. 2023)."""
+        return (Cached("k", "cached K", ("kv", "d")), Cached("v", "cached V", ("kv", "d")))
+
+    def per_device(self, arch: Architecture, tensor_parallel: Any, engine: str) -> dict[str, Any]:
+        """Query heads ``a/t``; key/value heads by the engine's rule (:func:`kv_heads_per_device`)."""
+        return {"a": (arch.heads or 1) / tensor_parallel, "kv": kv_heads_per_device(arch.kv, tensor_parallel, engine)}
+
+    def refusal(self, arch: Architecture, tensor_parallel: int, engine: str) -> tuple[str, str] | None:
+        """Each engine's rule, as its code asserts it (see the module's docstring).
+
+        Megatron-LM: t divides the heads and the key/value heads; vLLM: t divides the heads, and divides or is a
+        multiple of the key/value heads.
+        """
+        heads, kv, t, name = arch.heads or 1, arch.kv, tensor_parallel, ENGINES[engine]
+        if heads % t:
+            return f"must divide the {heads} attention heads", f"each device holds whole heads, as {name} splits them"
+        if engine == "megatron" and kv % t:
+            return (
+                f"must divide the {kv} key/value heads",
+                "Megatron-LM splits the query groups and never replicates them",
+            )
+        if engine == "vllm" and kv % t and t % kv:
+            rule = f"must divide the {kv} key/value heads, or be a multiple of them"
+            return rule, f"vLLM splits them, or replicates each head t/{kv} times"
+        return None
+
+
+def _paper_eager(arch: Architecture) -> list[Saved]:
+    rows = [
+        Saved("q", "Q for QKᵀ", "attention", _HEADS, paper="qk"),
+        Saved("k", "K for QKᵀ", "attention", _KV_HEADS, paper="qk"),
+        Saved("softmax_output", "softmax output", "attention", _SCORES, recompute="selective",
+              paper="softmax_output"),
+    ]  # fmt: skip
+    if arch.attention_dropout > 0:
+        rows += [
+            Saved("softmax_dropout_mask", "softmax dropout mask", "attention", _SCORES, width="mask",
+                  recompute="selective", paper="softmax_dropout_mask"),
+            Saved("softmax_dropout_output", "softmax dropout output", "attention", _SCORES,
+                  recompute="selective", paper="softmax_dropout_output"),
+        ]  # fmt: skip
+    rows.append(Saved("v", "V", "attention", _KV_HEADS, paper="v"))
+    return rows
+
+
+def _paper_fused() -> list[Saved]:
+    return [
+        Saved("q", "Q", "attention", _HEADS, paper="qk"),
+        Saved("k", "K", "attention", _KV_HEADS, paper="qk"),
+        Saved("v", "V", "attention", _KV_HEADS, paper="v"),
+        Saved("lse", "log-sum-exp per row (FP32)", "attention", ("b", "a", "s"), width="fp32",
+              note=f"fused attention keeps {_LSE}"),
+    ]  # fmt: skip
+
+
+def _framework_eager(arch: Architecture, llama: bool) -> list[Saved]:
+    repeat = _REPEAT if arch.kv != arch.heads else ""
+    rows = [
+        Saved("q", "Q for QKᵀ", "attention", _HEADS, paper="qk"),
+        Saved("k", "K for QKᵀ", "attention", _HEADS, paper="qk", note=repeat),
+        Saved("softmax_output", "softmax output" + (" (FP32)" if llama else ""), "attention", _SCORES,
+              width="fp32" if llama else "act", recompute="selective", paper="softmax_output",
+              note=_SOFTMAX_FP32 if llama else ""),
+    ]  # fmt: skip
+    if arch.attention_dropout > 0:
+        rows += [
+            Saved("softmax_dropout_mask", "softmax dropout mask", "attention", _SCORES, width="mask",
+                  recompute="selective", paper="softmax_dropout_mask"),
+            Saved("softmax_dropout_output", "softmax dropout output", "attention", _SCORES, recompute="selective",
+                  paper="softmax_dropout_output"),
+        ]  # fmt: skip
+    elif llama:
+        rows.append(Saved("softmax_cast", "softmax output in the activation dtype", "attention", _SCORES,
+                          recompute="selective", narrow_only=True, note=_SOFTMAX_CAST))  # fmt: skip
+    rows.append(Saved("v", "V", "attention", _HEADS, paper="v", note=repeat))
+    return rows
+
+
+def _framework_fused(arch: Architecture, device: str) -> list[Saved]:
+    if arch.attention_dropout > 0 and device == "cpu":
+        return [
+            Saved("q", "Q (FP32)", "attention", _HEADS, width="fp32", paper="qk", note=_MATH),
+            Saved("k", "K (FP32, every head)", "attention", _HEADS, width="fp32", paper="qk", note=_MATH),
+            Saved("softmax_output", "softmax output (FP32)", "attention", _SCORES, width="fp32",
+                  recompute="selective", paper="softmax_output", note=_MATH),
+            Saved("softmax_dropout_mask", "softmax dropout mask (FP32)", "attention", _SCORES, width="fp32",
+                  recompute="selective", paper="softmax_dropout_mask", note=_MATH),
+            Saved("softmax_dropout_output", "softmax dropout output (FP32)", "attention", _SCORES, width="fp32",
+                  recompute="selective", paper="softmax_dropout_output", note=_MATH),
+            Saved("v", "V (FP32, every head)", "attention", _HEADS, width="fp32", paper="v", note=_MATH),
+        ]  # fmt: skip
+    return [
+        Saved("q", "Q", "attention", _HEADS, paper="qk"),
+        Saved("k", "K", "attention", _KV_HEADS, paper="qk"),
+        Saved("v", "V", "attention", _KV_HEADS, paper="v"),
+        Saved("lse", "log-sum-exp per row (FP32)", "attention", ("b", "a", "s"), width="fp32",
+              note=f"the fused kernel keeps {_LSE}"),
+    ]  # fmt: skip
+
+
+MIXER = Attention()
