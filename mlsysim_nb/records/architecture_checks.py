@@ -30,7 +30,10 @@ SHAPE_LIMITS = {
 }
 
 #: The Hugging Face model types ``Workload.from_hf_config`` reads and the transformers accounting follows.
-MODEL_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral")
+MODEL_TYPES = (
+    "gpt2", "llama", "mistral", "qwen2", "mixtral", "qwen3", "qwen3_moe", "gemma2", "gemma3_text", "gpt_oss",
+    "deepseek_v2", "deepseek_v3", "bamba",
+)  # fmt: skip
 
 #: The text-valued architecture fields and what each accepts.
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -61,10 +64,22 @@ ARCHITECTURE_DEFAULTS: dict[str, Any] = {
     "positions": None,
     "model_type": None,
     "pattern": (),
+    "qk_norm": False,
+    "sandwich_norms": False,
+    "attention_sinks": False,
+    "router_bias": False,
+    "dense_ffn": None,
+    "mixer_shapes": (),
 }
+#: The switches among the architecture fields (True or False).
+_SWITCHES = ("tied_embeddings", "qk_norm", "sandwich_norms", "attention_sinks", "router_bias")
 
 #: The largest value each architecture field accepts.
-ARCHITECTURE_LIMITS = {"head_dim": 2**16, "ffn_dim": 2**24, "vocab_size": 2**24, "experts": 2**16}
+ARCHITECTURE_LIMITS = {
+    "head_dim": 2**16, "ffn_dim": 2**24, "vocab_size": 2**24, "experts": 2**16, "dense_ffn": 2**24,
+}  # fmt: skip
+#: The largest size of a mixer's own symbol (a latent width, a state size).
+_SHAPE_LIMIT = 2**24
 
 
 def _probability(owner: str, name: str, value: Any) -> float:
@@ -100,9 +115,28 @@ def check_architecture(owner: str, values: dict[str, Any]) -> dict[str, Any]:
     for name in ("attention_dropout", "hidden_dropout"):
         out[name] = _probability(owner, name, values[name])
     out["pattern"] = _pattern(owner, values["pattern"])
-    if not isinstance(values["tied_embeddings"], bool):
-        raise FieldError(owner, "tied_embeddings", f"must be True or False, got {values['tied_embeddings']!r}")
+    out["mixer_shapes"] = _mixer_shapes(owner, values["mixer_shapes"])
+    for name in _SWITCHES:
+        if not isinstance(values[name], bool):
+            raise FieldError(owner, name, f"must be True or False, got {values[name]!r}")
     return _check_experts(owner, values, out)
+
+
+def _mixer_shapes(owner: str, value: Any) -> tuple[tuple[str, int], ...]:
+    """``(symbol, size)`` pairs: a symbol once, a whole size from 0 (latent attention's ``r_q`` may be 0)."""
+    rule = "must be (symbol, size) pairs such as (('r_kv', 512),), each symbol once, each size a whole number"
+    if isinstance(value, dict):
+        value = tuple(value.items())
+    if not isinstance(value, (tuple, list)) or not all(isinstance(p, (tuple, list)) and len(p) == 2 for p in value):
+        raise FieldError(owner, "mixer_shapes", f"{rule}, got {value!r}")
+    out = []
+    for symbol, size in value:
+        if not isinstance(symbol, str) or not symbol.isidentifier():
+            raise FieldError(owner, "mixer_shapes", f"{rule}, got the symbol {symbol!r}")
+        out.append((symbol, int(check_count(owner, "mixer_shapes", size, minimum=0, maximum=_SHAPE_LIMIT))))
+    if len({symbol for symbol, _ in out}) != len(out):
+        raise FieldError(owner, "mixer_shapes", f"{rule}, got a symbol twice in {value!r}")
+    return tuple(out)
 
 
 def _pattern(owner: str, value: Any) -> tuple[Layer, ...]:

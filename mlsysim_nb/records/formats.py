@@ -208,7 +208,7 @@ def weight_role(row: Weight) -> str:
         return "embeddings"
     if row.key == "output":
         return "output"
-    if row.key.startswith(("norm", "final_norm")):
+    if row.key.startswith(("norm", "final_norm")) or row.key == "qk_norm":
         return "norms"
     if row.key == "router":
         return "router"

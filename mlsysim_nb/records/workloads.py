@@ -48,6 +48,12 @@ ARCHITECTURE_LABELS = {
     "active_parameters": "parameters one token uses",
     "sliding_window": "sliding attention window (tokens)",
     "pattern": "layers' pattern (mixer and window), repeated over the layers",
+    "qk_norm": "norms on Q and K",
+    "sandwich_norms": "norms after attention and the MLP too",
+    "attention_sinks": "a learned attention sink per head",
+    "router_bias": "router bias",
+    "dense_ffn": "dense layers' MLP width (units)",
+    "mixer_shapes": "sizes of the other mixers' symbols",
 }
 
 
@@ -92,6 +98,11 @@ class Workload(RichRepr):
         The layers as a sequence (:class:`mlsysim_nb.layers.Layer`: a mixer of :mod:`mlsysim_nb.layers.mixers`
         and its window), repeated over ``layers``: alternating local and global attention, or attention among
         other mixers, is data. Empty (the default): every layer is attention, under ``sliding_window``.
+    qk_norm, sandwich_norms, attention_sinks, router_bias, dense_ffn, mixer_shapes
+        The 2025 families' layers: norms on Q and K (Qwen3, Gemma 3), four norms a layer (Gemma 2 and 3), a
+        learned sink per head and a router bias (gpt-oss), the MLP width of a mixture's dense layers (DeepSeek's
+        ``first_k_dense_replace``), and the sizes of the other mixers' symbols (latent attention's, Mamba-2's;
+        see :mod:`mlsysim_nb.layers.mixers`).
     source
         Where the numbers come from.
 
@@ -124,6 +135,12 @@ class Workload(RichRepr):
     active_parameters: Any = None
     sliding_window: int | None = None
     pattern: tuple[Layer, ...] = ()
+    qk_norm: bool = False
+    sandwich_norms: bool = False
+    attention_sinks: bool = False
+    router_bias: bool = False
+    dense_ffn: int | None = None
+    mixer_shapes: tuple[tuple[str, int], ...] = ()
     source: str = field(default="", compare=False)
     #: ``active_parameters`` as given (``None``: derived from ``parameters``), what ``variant()`` carries over
     _given_active: Any = field(default=None, init=False, repr=False, compare=False)
@@ -240,7 +257,9 @@ class Workload(RichRepr):
             tied=self.tied_embeddings, experts=self.experts or 0, experts_per_token=self.experts_per_token or 1,
             shared_experts=self.shared_experts, bias=self.bias, positions=self.positions,
             max_positions=self.context_length, model_type=self.model_type, layers=self.layers,
-            sliding_window=self.sliding_window, pattern=self.pattern,
+            sliding_window=self.sliding_window, pattern=self.pattern, qk_norm=self.qk_norm,
+            sandwich_norms=self.sandwich_norms, attention_sinks=self.attention_sinks, router_bias=self.router_bias,
+            dense_ffn=self.dense_ffn, mixer_shapes=self.mixer_shapes,
         )  # fmt: skip
 
     @classmethod
@@ -261,7 +280,7 @@ class Workload(RichRepr):
     def shown_fields(self) -> list[tuple[str, Any]]:
         """The fields a table or repr shows: the shape, then each architecture field that is not the default."""
         shown = [(k, getattr(self, k)) for k in SHAPE_FIELDS]
-        shown += [(k, getattr(self, k)) for k, v in ARCHITECTURE_DEFAULTS.items() if getattr(self, k) != v]
+        shown += [(k, _shown(k, getattr(self, k))) for k, v in ARCHITECTURE_DEFAULTS.items() if getattr(self, k) != v]
         if self.active_parameters != self.parameters:
             shown.append(("active_parameters", int(self.active_parameters.magnitude)))
         if self.sliding_window is not None:
@@ -287,12 +306,33 @@ class Workload(RichRepr):
 
 #: Every field holding one number or choice; an array or a list there is refused by the field's name.
 _VALUE_FIELDS = (
-    "parameters", *_SHAPE_LIMITS, *(k for k in ARCHITECTURE_DEFAULTS if k != "pattern"), "active_parameters",
+    "parameters", *_SHAPE_LIMITS, *(k for k in ARCHITECTURE_DEFAULTS if k not in ("pattern", "mixer_shapes")),
+    "active_parameters",
     "sliding_window",
 )  # fmt: skip
 #: The ``active_parameters`` a workload derived, by id, so that one passed back (by ``dataclasses.replace``)
 #: is known as derived and derived again from the new ``parameters``
 _DERIVED: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+
+
+def _shown(name: str, value: Any) -> Any:
+    """A field as a table shows it: the pattern as runs of layers (``3 × latent_attention (dense MLP), ...``)."""
+    if name == "mixer_shapes":
+        return ", ".join(f"{symbol}={size}" for symbol, size in value)
+    if name != "pattern":
+        return value
+    runs: list[list[Any]] = []
+    for layer in value:
+        if runs and runs[-1][0] == layer:
+            runs[-1][1] += 1
+        else:
+            runs.append([layer, 1])
+
+    def one(layer: Layer) -> str:
+        window = f" (window {layer.window:,})" if layer.window is not None else ""
+        return layer.mixer + window + (" (dense MLP)" if layer.dense else "")
+
+    return ", ".join(f"{count} × {one(layer)}" if count > 1 else one(layer) for layer, count in runs)
 
 
 def _is_scalar(value: Any) -> bool:

@@ -145,3 +145,91 @@ def test_a_hybrid_s_state_space_layers_keep_a_state_constant_in_the_context(tran
     assert [t for t in long.tensors if "states" in t.path] == mamba
     for cache in (short, long):
         assert cache.total - state == 2 * 2 * cache.tokens * 2 * 16 * 4  # the one attention layer's K and V
+
+
+# -- the layer table against the oracle: from_hf_config's counts, the cache rows' bytes ---------------------------
+
+
+@pytest.mark.parametrize("key", sorted(_COUNTS))
+def test_from_hf_config_counts_what_transformers_builds(key: str, transformers: Any) -> None:
+    """The workload read from each shipped config.json has transformers' exact count; to_dict() reads the same."""
+    from mlsysim_nb.records.workloads import Workload
+
+    raw = read_configuration(key)["config"]
+    workload = Workload.from_hf_config(raw)
+    assert int(workload.parameters.magnitude) == _COUNTS[key][0]
+    assert Workload.from_hf_config(transformers.AutoConfig.for_model(**raw).to_dict()) == workload
+
+
+def _random_family(model_type: str, n: int, seed: int) -> dict[str, Any]:
+    """A small random configuration of ``model_type`` (n: 1 to 3, seed: its other sizes)."""
+    import random
+
+    g = random.Random(seed)  # noqa: S311 - sizes of a test model, not a secret
+    kv = g.choice([1, 2])
+    base = {"vocab_size": g.randint(50, 120), "hidden_size": 32 * n, "intermediate_size": g.randint(8, 80),
+            "num_hidden_layers": g.randint(2, 5), "num_attention_heads": 2 * kv, "num_key_value_heads": kv,
+            "max_position_embeddings": 128, "bos_token_id": 0, "eos_token_id": 0, "pad_token_id": 0,
+            "model_type": model_type, "architectures": [_CLASSES[model_type]]}  # fmt: skip
+    layers = base["num_hidden_layers"]
+    extra: dict[str, Any] = {
+        "qwen3": {"head_dim": 2 * g.randint(2, 8)},
+        "qwen3_moe": {"head_dim": 2 * g.randint(2, 8), "num_experts": 4, "num_experts_per_tok": 2,
+                      "moe_intermediate_size": g.randint(4, 40)},
+        "gemma2": {"head_dim": 2 * g.randint(2, 8), "sliding_window": 8},
+        "gemma3_text": {"head_dim": 2 * g.randint(2, 8), "sliding_window": 8, "sliding_window_pattern": g.randint(2, 4)},
+        "gpt_oss": {"head_dim": 2 * g.randint(2, 8), "sliding_window": 8, "num_local_experts": 4,
+                    "num_experts_per_tok": 2, "layer_types": [g.choice(["sliding_attention", "full_attention"])
+                                                              for _ in range(layers)]},
+        "deepseek_v3": {"q_lora_rank": g.choice([None, 24]), "kv_lora_rank": g.randint(4, 32),
+                        "qk_rope_head_dim": 2 * g.randint(1, 4), "qk_nope_head_dim": g.randint(2, 16),
+                        "v_head_dim": g.randint(2, 16), "n_routed_experts": 4, "num_experts_per_tok": 2,
+                        "n_shared_experts": g.randint(0, 2), "moe_intermediate_size": g.randint(4, 40),
+                        "first_k_dense_replace": g.randint(0, layers), "n_group": 1, "topk_group": 1,
+                        "num_key_value_heads": 2 * kv},
+        "bamba": {"attn_layer_indices": sorted(g.sample(range(layers), g.randint(0, 2))), "mamba_n_heads": 4,
+                  "mamba_d_head": 16 * n, "mamba_d_state": g.randint(2, 16), "mamba_n_groups": g.choice([1, 2]),
+                  "mamba_d_conv": g.randint(2, 4), "mamba_chunk_size": 16},
+    }[model_type]  # fmt: skip
+    return base | extra
+
+
+_CLASSES = {"qwen3": "Qwen3ForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM", "gemma2": "Gemma2ForCausalLM",
+            "gemma3_text": "Gemma3ForCausalLM", "gpt_oss": "GptOssForCausalLM",
+            "deepseek_v3": "DeepseekV3ForCausalLM", "bamba": "BambaForCausalLM"}  # fmt: skip
+
+
+def test_random_configurations_count_what_transformers_builds(transformers: Any) -> None:
+    """For random small configurations of every 2025 family, from_hf_config's count is the meta device's."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from mlsysim_nb.measure.hf_oracle import meta_parameter_count
+    from mlsysim_nb.records.workloads import Workload
+
+    @settings(max_examples=14, deadline=None)
+    @given(model_type=st.sampled_from(sorted(_CLASSES)), n=st.integers(1, 3), seed=st.integers(0, 2**16))
+    def check(model_type: str, n: int, seed: int) -> None:
+        raw = _random_family(model_type, n, seed)
+        workload = Workload.from_hf_config(raw)
+        assert int(workload.parameters.magnitude) == meta_parameter_count(raw), raw
+
+    check()
+
+
+@pytest.mark.parametrize("model_type", ["gemma3_text", "gpt_oss", "deepseek_v3", "bamba", "qwen3"])
+def test_the_layer_table_s_cache_rows_are_generate_s_cache(model_type: str, transformers: Any) -> None:
+    """The cache rows summed over the pattern (windows capped, states once) equal generate()'s bytes, FP32."""
+    from mlsysim_nb.layers import cache_bytes
+    from mlsysim_nb.measure.hf_oracle import generated_cache
+    from mlsysim_nb.records.workloads import Workload
+
+    raw = _random_family(model_type, 2, seed=7) | {"num_hidden_layers": 4, "intermediate_size": 32}
+    raw |= {"moe_intermediate_size": 32} if "moe_intermediate_size" in raw else {}
+    if model_type == "gpt_oss":
+        raw["layer_types"] = ["sliding_attention", "full_attention"] * 2
+    if model_type == "bamba":
+        raw["attn_layer_indices"] = [1]
+    measured = generated_cache(raw, batch=2, prompt=11, new_tokens=4)
+    arch = Workload.from_hf_config(raw).architecture()
+    assert cache_bytes(arch, context=measured.tokens, batch=2, bytes_per_value=4) == measured.total

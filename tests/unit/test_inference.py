@@ -268,11 +268,13 @@ def test_a_shorter_context_window_is_blamed_on_the_new_workload() -> None:
     assert err.value.field == "workload"
 
 
-def test_latent_attention_configs_never_reach_the_kind() -> None:
-    """DeepSeek-V2/V3's multi-head latent attention is refused by from_hf_config, naming it as not modelled."""
-    config = {"model_type": "deepseek_v3", "kv_lora_rank": 512, "hidden_size": 7168, "num_attention_heads": 128}
-    with pytest.raises(FieldError, match="multi-head latent attention"):
-        Workload.from_hf_config(config)
+def test_latent_attention_caches_its_latent() -> None:
+    """DeepSeek-V3 served: 61 layers × (512 + 64) values × 2 B = 70,272 B per token, whole on each of 8 devices."""
+    from mlsysim_nb import Hardware, Workloads
+
+    s = InferenceMemoryScenario(workload=Workloads.configuration("deepseek-v3"), hardware=Hardware.H200)
+    assert s.kv_cache_per_token.m_as("B") == 61 * (512 + 64) * 2 == 70_272
+    assert s.variant(tensor_parallel=8).kv_cache_per_token.m_as("B") == 70_272
 
 
 def test_a_device_without_peak_flops_gives_no_speed() -> None:

@@ -46,11 +46,11 @@ def test_the_published_shapes_are_the_papers() -> None:
     assert read_configuration("bamba-9b")["config"]["attn_layer_indices"] == [9, 18, 27]
 
 
-def test_a_pending_family_is_refused_by_its_key() -> None:
-    """Workloads.configuration of a family not read yet names the config.json key it cannot read."""
-    with pytest.raises(FieldError, match=r"from_hf_config\.kv_lora_rank: is not supported"):
-        Workloads.configuration("deepseek-v3")
-    with pytest.raises(FieldError, match=r"from_hf_config\.model_type: must be one of"):
-        Workloads.configuration("qwen3-8b")
+def test_the_pending_configurations_are_read_with_their_exact_counts() -> None:
+    """Workloads.configuration reads them; the counts are transformers' meta-device counts (tests/measure)."""
+    assert int(Workloads.configuration("deepseek-v3").parameters.magnitude) == 671_026_404_352
+    assert int(Workloads.configuration("deepseek-v3").active_parameters.magnitude) == 37_552_282_624
+    assert int(Workloads.configuration("gpt-oss-120b").parameters.magnitude) == 116_829_156_672
+    assert not set(pending_keys()) & set(Workloads.configurations())
     with pytest.raises(FieldError, match=r"configuration\.key: must be one of .*bamba-9b"):
         read_configuration("llama-5")

@@ -27,7 +27,7 @@ from mlsysim_nb.layers import Architecture
 
 __all__ = ["kept_groups", "parameter_groups"]
 
-_SPLIT_AXES = frozenset({"a", "f", "v"})
+_SPLIT_AXES = frozenset({"a", "f", "f_dense", "v"})
 
 
 #: the model-level rows a decode step reads only where the batch's tokens index them

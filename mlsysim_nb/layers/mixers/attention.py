@@ -100,6 +100,10 @@ class Attention(Mixer):
             ]
         if arch.bias == "all":
             rows.append(Weight("bo", "output projection bias", "attention", ("h",)))
+        if arch.qk_norm:  # Qwen3, Gemma 3: an RMSNorm over each head's Q and K
+            rows.append(Weight("qk_norm", "Q and K norm scales", "attention", ("d",), count=2))
+        if arch.attention_sinks:  # gpt-oss: one learned sink logit per head
+            rows.append(Weight("sinks", "attention sinks", "attention", ("a",)))
         return tuple(rows)
 
     def saved(self, arch: Architecture, implementation: str, attention: str, device: str) -> tuple[Saved, ...]:
