@@ -225,9 +225,10 @@ def kept_parameters(workload: Any, keep: frozenset[str] | set[str]) -> int:
 
     arch = workload.architecture()
     dims = arch.dims(1, 1)
-    in_layers = sum(r.parameters(dims) for r in layers.layer_weights(arch) if weight_role(r) in keep)
-    outside = sum(r.parameters(dims) for r in layers.model_weights(arch) if weight_role(r) in keep)
-    return int(workload.layers) * in_layers + outside
+    found = sum(r.parameters(dims) for r in layers.model_weights(arch) if weight_role(r) in keep)
+    for layer, count in arch.layer_counts():  # each kind of layer of the pattern, as many times as the model has it
+        found += count * sum(r.parameters(dims) for r in layers.layer_weights(arch, layer) if weight_role(r) in keep)
+    return int(found)
 
 
 def weight_bytes(workload: Any, key: str) -> float:

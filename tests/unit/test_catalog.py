@@ -12,8 +12,8 @@ from mlsysim_nb import (
 
 
 def test_forty_cases() -> None:
-    """15 training and 7 activation cases (the reference's), 5 many-device cases, 4 on real architectures, 9 serving."""
-    assert len(Scenarios) == 41
+    """15 training and 7 activation cases (the reference's), 5 many-device cases, 4 on real architectures, 14 serving."""
+    assert len(Scenarios) == 45
     assert len(Scenarios.names(TrainingStateFitScenario)) == 16
     assert len(Scenarios.names(ActivationMemoryScenario)) == 10
     assert Scenarios.names(ParallelTrainingScenario) == [

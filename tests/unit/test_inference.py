@@ -366,8 +366,8 @@ def test_the_branching_formulas_are_few_and_listed() -> None:
     formulas = InferenceMemoryScenario.EQUATIONS.formulas
     branching = sorted(n for n, f in formulas.items() if f.is_branching)
     assert branching == [
-        "expert_weights", "kv_tokens", "lookup_weights", "max_context_length", "prompt_tokens", "weights",
-        "weights_read_per_step",
+        "block_waste", "expert_weights", "fit_blocks", "kv_cache", "kv_tokens", "lookup_weights",
+        "max_context_length", "prompt_tokens", "sequence_memory", "weights", "weights_read_per_step",
     ]  # fmt: skip
 
 

@@ -222,17 +222,32 @@ class InferenceMemoryScenario(InferenceView, Scenario):
                 rule, reason = refused
                 raise FieldError(o, "tensor_parallel", f"{rule} of {w.name}, got {int(value)} ({reason})")
 
-    def _cache(self, o: str, w: Workload, env: dict[str, Any]) -> Any:
-        """Values per token of every layer's cache rows on one device (vLLM's split), from the layer table."""
+    def _cache(self, o: str, w: Workload, env: dict[str, Any]) -> dict[str, Any]:
+        """Values per token of every layer's cache rows on one device (vLLM's split), from the layer table.
+
+        Layers alike (every one under the model's ``sliding_window`` or none) give ``cache_values_per_token``
+        alone; a pattern of full-context layers beside layers of one window, or beside fixed states (a hybrid's
+        state-space layers), gives the windowed layers' values and the state per sequence apart.
+        """
         found = cache_values(w.architecture(), tensor_parallel=env["tensor_parallel"], engine="vllm")
-        windows = {window for window, _ in found.per_token}
-        if windows - {w.sliding_window} or np.any(found.per_sequence):
+        per_window = dict(found.per_token)
+        total = sum(per_window.values())
+        alike = set(per_window) <= {w.sliding_window} and not np.any(found.per_sequence)
+        windows = set(per_window) - {None}
+        if not alike and (len(windows) > 1 or None not in per_window):
             msg = (
-                f"has layers whose caches this kind does not sum yet (windows {sorted(map(str, windows))}, or a "
-                f"fixed state per sequence); every layer must keep the model's sliding_window ({w.sliding_window})"
+                f"has layers whose caches this kind does not sum (windows {sorted(map(str, per_window))}): it sums "
+                "full-context layers beside layers of one window and fixed states per sequence"
             )
             raise FieldError(o, "workload", msg)
-        return sum(values for _, values in found.per_token)
+        window = next(iter(windows), None)
+        return {
+            "cache_values_per_token": total, "has_mixed_cache": not alike,
+            "window_cache_values": 0 if alike or window is None else per_window[window],
+            "cache_window": 0 if alike or window is None else window,
+            "full_cache_values": per_window.get(None, 0),
+            "state_values": 0 if alike else found.per_sequence,
+        }  # fmt: skip
 
     def _environment(self, w: Workload, env: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
         arch = w.architecture()
@@ -241,7 +256,7 @@ class InferenceMemoryScenario(InferenceView, Scenario):
         key = env.pop("weight_format")
         env.update(kept_groups(w, key), kept_bytes_per_parameter=KEPT_BYTES, has_weight_format=key is not None)
         env.update(
-            cache_values_per_token=self._cache(type(self).__name__, w, env),
+            **self._cache(type(self).__name__, w, env),
             parameters=float(w.parameters.magnitude),
             active_parameters=float(w.active_parameters.magnitude),
             layers=w.layers,

@@ -127,9 +127,17 @@ _CACHE = [
     ),
     _D(
         "kv_cache",
-        "batch_size * kv_tokens * kv_cache_per_token",
-        "Keys and values of the batch's cached tokens on one device.",
-        "GB",
+        doc="Keys and values of the batch's cached tokens on one device (and a hybrid's states).",
+        unit="GB",
+        cases=(
+            Case(
+                "layers of several kinds",
+                "batch_size * (full_cache_values * kv_tokens"
+                " + window_cache_values * min(kv_tokens, cache_window) + state_values) * kv_bytes_per_value",
+                when="has_mixed_cache",
+            ),
+            Case("every layer alike", "batch_size * kv_tokens * kv_cache_per_token"),
+        ),
         symbol="M_kv",
         label="KV cache",
         base="byte",
@@ -143,9 +151,14 @@ _CACHE = [
     ),
     _D(
         "block_waste",
-        "batch_size * (blocks_per_sequence * block_size - kv_tokens) * kv_cache_per_token",
-        "The block allocator's rounding: the unfilled slots of each sequence's last block.",
-        "MB",
+        doc="The block allocator's rounding: the unfilled slots of each sequence's last block (of each group).",
+        unit="MB",
+        cases=(
+            Case("layers of several kinds", "batch_size * sequence_memory - kv_cache", when="has_mixed_cache"),
+            Case(
+                "every layer alike", "batch_size * (blocks_per_sequence * block_size - kv_tokens) * kv_cache_per_token"
+            ),
+        ),
         symbol="M_waste",
         label="block waste",
         base="byte",
@@ -198,9 +211,19 @@ _FIT = [
     ),
     _D(
         "sequence_memory",
-        "blocks_per_sequence * block_size * kv_cache_per_token",
-        "Cache one sequence takes on one device, in whole blocks.",
-        "MB",
+        doc="Cache one sequence takes on one device, in whole blocks (each window's layers in blocks of their own, "
+        "as vLLM's hybrid allocator keeps them; a state whole).",
+        unit="MB",
+        cases=(
+            Case(
+                "layers of several kinds",
+                "(blocks_per_sequence * block_size * full_cache_values"
+                " + ceil(min(kv_tokens, cache_window) / block_size) * block_size * window_cache_values"
+                " + state_values) * kv_bytes_per_value",
+                when="has_mixed_cache",
+            ),
+            Case("every layer alike", "blocks_per_sequence * block_size * kv_cache_per_token"),
+        ),
         symbol="m_seq",
         label="cache per sequence",
         base="byte",
@@ -214,8 +237,18 @@ _FIT = [
     ),
     _D(
         "fit_blocks",
-        "max(floor(kv_budget / (batch_size * block_size * kv_cache_per_token)), 0)",
-        "Cache blocks per sequence that fit when the batch shares the memory for blocks.",
+        doc="Cache blocks per sequence (of the full-context layers) that fit when the batch shares the memory for "
+        "blocks; a hybrid's windowed layers and states counted whole first (a context past the window).",
+        cases=(
+            Case(
+                "layers of several kinds",
+                "max(floor((kv_budget / batch_size - (ceil(cache_window / block_size) * block_size"
+                " * window_cache_values + state_values) * kv_bytes_per_value) / (block_size"
+                " * full_cache_values * kv_bytes_per_value)), 0)",
+                when="has_mixed_cache",
+            ),
+            Case("every layer alike", "max(floor(kv_budget / (batch_size * block_size * kv_cache_per_token)), 0)"),
+        ),
         symbol="n_blk,max",
         label="blocks per sequence that fit",
     ),
@@ -444,6 +477,11 @@ NOTATION: dict[str, Quantity] = {
     "has_sliding_window": quantity("[W]", "", "sliding-window attention"),
     "has_experts": quantity("[E > 0]", "", "a mixture of experts"),
     "has_weight_format": quantity("[format]", "", "a weight format given"),
+    "has_mixed_cache": quantity("[mixed]", "", "layers of several kinds of cache"),
+    "window_cache_values": quantity("n_kv,W", "", "cached values per token of the windowed layers, one device"),
+    "cache_window": quantity("W_layer", "", "window of the windowed layers"),
+    "full_cache_values": quantity("n_kv,full", "", "cached values per token of the full-context layers, one device"),
+    "state_values": quantity("n_state", "", "values of the fixed states per sequence, one device"),
     "prompt_given": quantity("[s_p given]", "", "prompt length stated"),
 }
 
