@@ -366,8 +366,9 @@ def test_the_branching_formulas_are_few_and_listed() -> None:
     formulas = InferenceMemoryScenario.EQUATIONS.formulas
     branching = sorted(n for n, f in formulas.items() if f.is_branching)
     assert branching == [
-        "block_waste", "expert_weights", "fit_blocks", "kv_cache", "kv_tokens", "lookup_weights",
-        "max_context_length", "prompt_tokens", "sequence_memory", "weights", "weights_read_per_step",
+        "block_waste", "decode_flops_per_step", "expert_weights", "fit_blocks", "kv_cache", "kv_tokens",
+        "lookup_weights", "max_context_length", "prefill_flops", "prompt_tokens", "sequence_memory", "weights",
+        "weights_read_per_step",
     ]  # fmt: skip
 
 
@@ -399,7 +400,8 @@ def test_the_documented_formulas_are_the_code() -> None:
     notes = dict(InferenceMemoryScenario.NOTES)
     for name in ("kv_cache_per_token", "decode_flops_per_step", "experts_touched"):
         formula = InferenceMemoryScenario.EQUATIONS.formula(name)
-        assert f"{symbols[name].text()} = {formula.render(symbols, 'text')}" in notes["Equation"] + notes["Assumptions"]
+        written = formula.render(symbols, "text", case=formula.cases[-1])  # a branching one: its common case
+        assert f"{symbols[name].text()} = {written}" in notes["Equation"] + notes["Assumptions"]
     assert "M_w,read = M_w − M_lookup" in notes["Equation"]  # the dense step reads all but the lookup tables
     assert "F_step = b · (2 · P_mul + 4 · L · a · d · s_kv) / t" in notes["Equation"]  # P_mul, not P_active
     doc = InferenceMemoryScenario.__doc__ or ""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from mlsysim_nb import Hardware, InferenceMemoryScenario, Scenarios
 from mlsysim_nb.records.formats import weight_bytes
 from mlsysim_nb.records.workloads import Workload, Workloads
@@ -48,3 +50,26 @@ def test_a_hybrid_at_128k_against_a_transformer_of_its_size() -> None:
     assert bamba.variant(context_length=4096).kv_cache.m_as("B") == attention // 32 + states
     assert llama.kv_cache.m_as("B") == 3 * 131_072 * 131_072
     assert (bamba.max_batch_size, llama.max_batch_size) == (34, 3)
+
+
+def test_attention_flops_follow_the_layers_that_attend() -> None:
+    """Decode attends in Bamba's 3 attention layers only (4·a·d per token each); gpt-oss's windowed layers to 128 tokens.
+
+    The difference between two contexts isolates the attention term: b × 4 × (3 × 32 × 128) × 65,536 for Bamba.
+    """
+    bamba = Scenarios.Bamba9BAt128KOnH100
+    half = bamba.variant(context_length=65_536)
+    extra = bamba.decode_flops_per_step.m_as("FLOP") - half.decode_flops_per_step.m_as("FLOP")
+    assert extra == pytest.approx(3 * 4 * (3 * 32 * 128) * 65_536, rel=1e-12)
+    oss = Scenarios.GptOss120BServeOnH100
+    longer = oss.variant(context_length=16_384)
+    extra = longer.decode_flops_per_step.m_as("FLOP") - oss.decode_flops_per_step.m_as("FLOP")
+    assert extra == pytest.approx(
+        8 * 4 * (18 * 64 * 64) * 8_192, rel=1e-12
+    )  # only the 18 full-context layers attend to the new tokens
+    deepseek = Scenarios.DeepSeekV3ServeOn8H200FP8
+    longer = deepseek.variant(context_length=65_536)
+    extra = longer.decode_flops_per_step.m_as("FLOP") - deepseek.decode_flops_per_step.m_as("FLOP")
+    assert extra == pytest.approx(
+        16 * 4 * 61 * 128 * (192 + 128) / 2 * 32_768 / 8, rel=1e-12
+    )  # decompressed keys and values, split over 8

@@ -20,7 +20,7 @@ from mlsysim_nb.errors import FieldError
 from mlsysim_nb.kinds.inference.physics import EQUATIONS
 from mlsysim_nb.kinds.inference.table import kept_groups, parameter_groups
 from mlsysim_nb.kinds.inference.view import InferenceView, notes
-from mlsysim_nb.layers import cache_values, tensor_parallel_refusal
+from mlsysim_nb.layers import cache_values, mixers, tensor_parallel_refusal
 from mlsysim_nb.model.changes import changed_fields
 from mlsysim_nb.model.equations import Equations
 from mlsysim_nb.model.knob import CONTEXT_WINDOW, declared_knobs, knob, record
@@ -241,7 +241,14 @@ class InferenceMemoryScenario(InferenceView, Scenario):
             )
             raise FieldError(o, "workload", msg)
         window = next(iter(windows), None)
+        arch = w.architecture()
+        width: dict[int | None, float] = {}
+        for layer, count in arch.layer_counts():
+            width[layer.window] = width.get(layer.window, 0) + count * mixers.find(layer.mixer).attended_width(arch)
+        plain = all(layer.mixer == "attention" for layer in arch.layer_kinds())
         return {
+            "has_layer_kinds": not (alike and plain), "full_attended_width": width.get(None, 0),
+            "window_attended_width": sum(v for k, v in width.items() if k is not None),
             "cache_values_per_token": total, "has_mixed_cache": not alike,
             "window_cache_values": 0 if alike or window is None else per_window[window],
             "cache_window": 0 if alike or window is None else window,

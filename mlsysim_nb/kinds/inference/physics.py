@@ -362,10 +362,24 @@ _DECODE = [
     ),
     _D(
         "decode_flops_per_step",
-        "batch_size * (2 * multiplied_parameters + 4 * layers * heads * head_dim * kv_tokens) / tensor_parallel",
-        "FLOPs one device does per decode step: 2 per multiplied parameter and token, and 4·L·a·d per cached "
-        "token attended (scores and weighted sum), for each of the b sequences, split over t.",
-        "GFLOP",
+        doc="FLOPs one device does per decode step: 2 per multiplied parameter and token, and 4·L·a·d per cached "
+        "token attended (scores and weighted sum), for each of the b sequences, split over t; with layers of "
+        "several kinds, 4 times each layer's attended width (a·d; latent attention's a·(d_qk + d_v)/2; 0 for a "
+        "state-space layer) per token it attends (its window's at most).",
+        unit="GFLOP",
+        cases=(
+            Case(
+                "layers of several kinds",
+                "batch_size * (2 * multiplied_parameters + 4 * (full_attended_width * kv_tokens"
+                " + window_attended_width * min(kv_tokens, cache_window))) / tensor_parallel",
+                when="has_layer_kinds",
+            ),
+            Case(
+                "every layer alike",
+                "batch_size * (2 * multiplied_parameters + 4 * layers * heads * head_dim * kv_tokens)"
+                " / tensor_parallel",
+            ),
+        ),
         symbol="F_step",
         label="FLOPs per step",
         base="FLOP",
@@ -428,11 +442,24 @@ _PREFILL = [
     ),
     _D(
         "prefill_flops",
-        "batch_size * (2 * multiplied_parameters * prompt_tokens + 2 * layers * heads * head_dim * prompt_tokens ** 2)"
-        " / tensor_parallel",
-        "FLOPs one device does for the prompts: 2 per multiplied parameter and prompt token, and causal attention's "
-        "2·L·a·d·s_p² (half the s_p² scores), for each of the b sequences, split over t.",
-        "TFLOP",
+        doc="FLOPs one device does for the prompts: 2 per multiplied parameter and prompt token, and causal "
+        "attention's 2·L·a·d·s_p² (half the s_p² scores), for each of the b sequences, split over t; with layers of "
+        "several kinds, each layer's attended width, a windowed layer's tokens attending at most its window.",
+        unit="TFLOP",
+        cases=(
+            Case(
+                "layers of several kinds",
+                "batch_size * (2 * multiplied_parameters * prompt_tokens + 2 * full_attended_width * prompt_tokens ** 2"
+                " + 4 * window_attended_width * min(prompt_tokens, cache_window)"
+                " * (prompt_tokens - min(prompt_tokens, cache_window) / 2)) / tensor_parallel",
+                when="has_layer_kinds",
+            ),
+            Case(
+                "every layer alike",
+                "batch_size * (2 * multiplied_parameters * prompt_tokens + 2 * layers * heads * head_dim"
+                " * prompt_tokens ** 2) / tensor_parallel",
+            ),
+        ),
         symbol="F_pre",
         label="prefill FLOPs",
         base="FLOP",
@@ -478,6 +505,9 @@ NOTATION: dict[str, Quantity] = {
     "has_experts": quantity("[E > 0]", "", "a mixture of experts"),
     "has_weight_format": quantity("[format]", "", "a weight format given"),
     "has_mixed_cache": quantity("[mixed]", "", "layers of several kinds of cache"),
+    "has_layer_kinds": quantity("[kinds]", "", "layers of several kinds, or not plain attention"),
+    "full_attended_width": quantity("w_att", "", "attended width of the full-context layers, summed"),
+    "window_attended_width": quantity("w_att,W", "", "attended width of the windowed layers, summed"),
     "window_cache_values": quantity("n_kv,W", "", "cached values per token of the windowed layers, one device"),
     "cache_window": quantity("W_layer", "", "window of the windowed layers"),
     "full_cache_values": quantity("n_kv,full", "", "cached values per token of the full-context layers, one device"),

@@ -124,6 +124,10 @@ class Attention(Mixer):
         tail = Saved("projection_input", "output projection input", "attention", _HEADS, paper="projection_input")
         return (*head, *core, tail)
 
+    def attended_width(self, arch: Architecture) -> float:
+        """``a·d``: QKᵀ and AV take 2·a·d FLOPs each per token attended."""
+        return (arch.heads or 1) * arch.d
+
     def cache(self, arch: Architecture) -> tuple[Cached, ...]:
         """K and V of each token: ``kv·d`` values each (Kwon et al. 2023)."""
         return (Cached("k", "cached K", ("kv", "d")), Cached("v", "cached V", ("kv", "d")))

@@ -88,6 +88,15 @@ class LatentAttention(Mixer):
         return (Cached("latent", "cached key/value latent", ("r_kv",)), Cached("rope_key", "cached rotary key",
                                                                                 ("d_rope",)))  # fmt: skip
 
+    def attended_width(self, arch: Architecture) -> float:
+        """``a·(d_qk + d_v)/2``: QKᵀ over ``d_qk`` and AV over ``d_v`` per head, keys and values decompressed.
+
+        That is the form transformers runs; an engine that absorbs kv_b_proj into Q and the output does other
+        arithmetic.
+        """
+        own = self.symbols(arch)
+        return (arch.heads or 1) * (own["d_qk"] + own["d_v"]) / 2
+
     def per_device(self, arch: Architecture, tensor_parallel: Any, engine: str) -> dict[str, Any]:
         """Heads ``a/t``; the latent and the rotary key whole on every device."""
         return {"a": (arch.heads or 1) / tensor_parallel}
