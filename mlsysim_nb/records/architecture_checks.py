@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from mlsysim_nb.errors import FieldError, FieldUnitError
-from mlsysim_nb.layers.architecture import ACTIVATIONS, BIASES, MLPS, NORMS, POSITIONS, Layer
+from mlsysim_nb.layers.architecture import ACTIVATIONS, BIASES, MLPS, NORMS, POSITIONS, Architecture, Layer
 from mlsysim_nb.model.fields import check_count, check_plain
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "MODEL_TYPES",
     "OPTIONAL_CHOICES",
     "SHAPE_LIMITS",
+    "architecture_of",
     "check_architecture",
 ]
 
@@ -164,3 +165,24 @@ def _check_experts(owner: str, values: dict[str, Any], out: dict[str, Any]) -> d
     out["experts_per_token"] = per_token
     out["shared_experts"] = check_count(owner, "shared_experts", values["shared_experts"], minimum=0, maximum=2**10)
     return out
+
+
+def architecture_of(f: dict[str, Any], *, kv_heads: Any = None) -> Architecture:
+    """The layer table's :class:`Architecture` of a workload's fields (by the workload's names), the one mapping.
+
+    ``Workload.architecture()`` and ``from_hf_config``'s count both build it here; ``kv_heads`` as the workload
+    gives it (``None`` for the reference's multi-head count).
+    """
+    return Architecture(
+        hidden=f["hidden_dim"], heads=f["heads"], kv_heads=kv_heads, head_dim=f.get("head_dim"),
+        ffn=f.get("ffn_dim"), mlp=f.get("mlp", "plain"), activation=f.get("activation", "gelu"),
+        norm=f.get("norm", "layernorm"), attention_dropout=f.get("attention_dropout", 0.1),
+        hidden_dropout=f.get("hidden_dropout", 0.1), vocab=f.get("vocab_size"), tied=f.get("tied_embeddings", True),
+        experts=f.get("experts") or 0, experts_per_token=f.get("experts_per_token") or 1,
+        shared_experts=f.get("shared_experts", 0), bias=f.get("bias", "all"), positions=f.get("positions"),
+        max_positions=f.get("context_length"), model_type=f.get("model_type"), layers=f.get("layers"),
+        sliding_window=f.get("sliding_window"), pattern=tuple(f.get("pattern", ())), qk_norm=f.get("qk_norm", False),
+        sandwich_norms=f.get("sandwich_norms", False), attention_sinks=f.get("attention_sinks", False),
+        router_bias=f.get("router_bias", False), dense_ffn=f.get("dense_ffn"),
+        mixer_shapes=tuple(f.get("mixer_shapes", ())),
+    )  # fmt: skip

@@ -33,7 +33,7 @@ from mlsysim_nb.errors import FieldError, show_number
 from mlsysim_nb.files import UnreadableFileError, read_bytes
 from mlsysim_nb.layers.architecture import Architecture
 from mlsysim_nb.layers.weights import parameter_count
-from mlsysim_nb.records.architecture_checks import ARCHITECTURE_LIMITS, MODEL_TYPES, SHAPE_LIMITS
+from mlsysim_nb.records.architecture_checks import ARCHITECTURE_LIMITS, MODEL_TYPES, SHAPE_LIMITS, architecture_of
 
 __all__ = ["CAUSAL_LM", "MAX_CONFIG_BYTES", "read_hf_config", "translated"]
 
@@ -387,7 +387,5 @@ def translated(model_type: str) -> Iterator[None]:
 
 
 def _architecture(f: dict[str, Any]) -> Architecture:
-    """The fields' architecture, for the parameter count, built as the workload builds it (one mapping)."""
-    from mlsysim_nb.records.workloads import Workload
-
-    return Workload(name="config.json", parameters=1, **f).architecture()
+    """The fields' architecture, for the parameter count (the workload checks them again when built)."""
+    return architecture_of(f, kv_heads=f.get("kv_heads"))

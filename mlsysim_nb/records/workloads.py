@@ -13,7 +13,12 @@ import numpy as np
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.layers.architecture import Architecture, Layer
 from mlsysim_nb.model.fields import check_count
-from mlsysim_nb.records.architecture_checks import ARCHITECTURE_DEFAULTS, SHAPE_LIMITS, check_architecture
+from mlsysim_nb.records.architecture_checks import (
+    ARCHITECTURE_DEFAULTS,
+    SHAPE_LIMITS,
+    architecture_of,
+    check_architecture,
+)
 from mlsysim_nb.records.models import configuration_keys, read_configuration
 from mlsysim_nb.render.display import RichRepr
 from mlsysim_nb.units import Q_, ureg
@@ -250,17 +255,8 @@ class Workload(RichRepr):
                 raise FieldError("Workload", name, "is needed for the layer's architecture; give it")
         assert self.hidden_dim is not None  # noqa: S101 - checked just above
         assert self.heads is not None  # noqa: S101 - checked just above
-        return Architecture(
-            hidden=self.hidden_dim, heads=self.heads, kv_heads=None if reference else self.kv_heads,
-            head_dim=self.head_dim, ffn=self.ffn_dim, mlp=self.mlp, activation=self.activation, norm=self.norm,
-            attention_dropout=self.attention_dropout, hidden_dropout=self.hidden_dropout, vocab=self.vocab_size,
-            tied=self.tied_embeddings, experts=self.experts or 0, experts_per_token=self.experts_per_token or 1,
-            shared_experts=self.shared_experts, bias=self.bias, positions=self.positions,
-            max_positions=self.context_length, model_type=self.model_type, layers=self.layers,
-            sliding_window=self.sliding_window, pattern=self.pattern, qk_norm=self.qk_norm,
-            sandwich_norms=self.sandwich_norms, attention_sinks=self.attention_sinks, router_bias=self.router_bias,
-            dense_ffn=self.dense_ffn, mixer_shapes=self.mixer_shapes,
-        )  # fmt: skip
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
+        return architecture_of(fields, kv_heads=None if reference else self.kv_heads)
 
     @classmethod
     def from_hf_config(cls, config: Any, *, name: str | None = None, source: str = "") -> Workload:
