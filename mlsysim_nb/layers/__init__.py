@@ -30,13 +30,13 @@ Computing one layer's saved bytes
 Build the architecture from a workload (``workload.architecture()``) or directly, then::
 
     >>> from mlsysim_nb.layers import Architecture, layer_saved_bytes, output_saved_bytes, layer_rows, lines
-    >>> gpt = Architecture(hidden=1600, heads=25)          # GPT-style: 4h GeLU MLP, LayerNorm, dropout
+    >>> gpt = Architecture(hidden_dim=1600, heads=25)          # GPT-style: 4h GeLU MLP, LayerNorm, dropout
     >>> s, b, h, a = 1024, 1, 1600, 25
     >>> layer_saved_bytes(gpt, seq_len=s, micro_batch=b, dtype_bytes=2) == s * b * h * (34 + 5 * a * s / h)
     True
-    >>> llama = Architecture(hidden=4096, heads=32, kv_heads=8, ffn=14336, mlp="gated", activation="silu",
-    ...                      norm="rmsnorm", attention_dropout=0, hidden_dropout=0, vocab=128256, tied=False,
-    ...                      positions="rotary", bias="none", model_type="llama")
+    >>> llama = Architecture(hidden_dim=4096, heads=32, kv_heads=8, ffn_dim=14336, mlp="gated", activation="silu",
+    ...                      norm="rmsnorm", attention_dropout=0, hidden_dropout=0, vocab_size=128256,
+    ...                      tied_embeddings=False, positions="rotary", bias="none", model_type="llama")
     >>> layer_saved_bytes(llama, seq_len=8192, micro_batch=1, dtype_bytes=2, attention="fused") / 2**20
     1089.0
     >>> output_saved_bytes(llama, seq_len=8192, micro_batch=1, dtype_bytes=2) / 2**30

@@ -149,8 +149,8 @@ def output_saved_bytes(
     sequence_parallel: bool = False,
 ) -> float:
     """Bytes the embeddings, final norm, output layer and loss save on one device, once per model."""
-    if arch.vocab is None:
-        raise FieldError(_OWNER, "vocab", "the output layer needs the vocabulary size (vocab_size)")
+    if arch.vocab_size is None:
+        raise FieldError(_OWNER, "vocab_size", "the output layer needs the vocabulary size")
     found = lines(output_rows(arch, implementation), arch.dims(seq_len, micro_batch), dtype_bytes=dtype_bytes,
                   tensor_parallel=tensor_parallel, sequence_parallel=sequence_parallel)  # fmt: skip
     return sum(line.bytes for line in found)

@@ -13,14 +13,17 @@ attention, with the model's ``sliding_window`` when it has one.
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.layers import mixers
 from mlsysim_nb.layers.rows import Dims
 
-__all__ = ["ACTIVATIONS", "BIASES", "MLPS", "NORMS", "POSITIONS", "Architecture", "Layer"]
+__all__ = ["ACTIVATIONS", "BIASES", "FORMER_NAMES", "MLPS", "NORMS", "POSITIONS", "Architecture", "Layer"]
 
 MLPS = ("plain", "gated")
 #: ``gelu_pytorch_tanh`` is Gemma's name for the tanh approximation ``gelu_new`` computes (no parameters either way).
@@ -74,24 +77,24 @@ class Architecture:
     layers are one pass of the pattern.
     """
 
-    hidden: int
+    hidden_dim: int
     heads: int | None = None
     kv_heads: int | None = None
     head_dim: int | None = None
-    ffn: int | None = None
+    ffn_dim: int | None = None
     mlp: str = "plain"
     activation: str = "gelu"
     norm: str = "layernorm"
     attention_dropout: float = GPT_DROPOUT
     hidden_dropout: float = GPT_DROPOUT
-    vocab: int | None = None
-    tied: bool = True
+    vocab_size: int | None = None
+    tied_embeddings: bool = True
     experts: int = 0
     experts_per_token: int = 1
     shared_experts: int = 0
     bias: str = "all"
     positions: str | None = "learned"
-    max_positions: int | None = None
+    context_length: int | None = None
     model_type: str | None = None
     layers: int | None = None
     sliding_window: int | None = None
@@ -128,10 +131,11 @@ class Architecture:
             _refuse("experts_per_token", f"must be at most experts ({self.experts}), got {self.experts_per_token}")
 
     def _check_counts(self) -> None:
-        for name in ("hidden", "experts_per_token"):
+        for name in ("hidden_dim", "experts_per_token"):
             _whole("Architecture", name, getattr(self, name), minimum=1)
-        for name in ("heads", "kv_heads", "head_dim", "ffn", "vocab", "max_positions", "layers", "sliding_window",
-                     "dense_ffn"):  # fmt: skip
+        names = ("heads", "kv_heads", "head_dim", "ffn_dim", "vocab_size", "context_length", "layers", "sliding_window",
+                 "dense_ffn")  # fmt: skip
+        for name in names:
             if getattr(self, name) is not None:
                 _whole("Architecture", name, getattr(self, name), minimum=1)
         for name in ("experts", "shared_experts"):
@@ -149,12 +153,12 @@ class Architecture:
         """Head dimension (h/a unless given; 1 without attention heads)."""
         if self.head_dim is not None:
             return self.head_dim
-        return self.hidden // self.heads if self.heads else 1
+        return self.hidden_dim // self.heads if self.heads else 1
 
     @property
     def f(self) -> int:
         """MLP width in units: one expert's in a mixture of experts (4h unless given)."""
-        return self.ffn if self.ffn is not None else 4 * self.hidden
+        return self.ffn_dim if self.ffn_dim is not None else 4 * self.hidden_dim
 
     @property
     def moe(self) -> bool:
@@ -170,6 +174,11 @@ class Architecture:
         raise AssertionError  # unreachable: _refuse raises
 
     def layer_counts(self) -> tuple[tuple[Layer, int], ...]:
+        """Each kind of layer and how many of the model's layers are of it (see :attr:`_counts`)."""
+        return self._counts
+
+    @functools.cached_property
+    def _counts(self) -> tuple[tuple[Layer, int], ...]:
         """Each kind of layer and how many of the model's layers are of it, in the order the pattern first gives them.
 
         The pattern repeats over ``layers`` (a pattern as long as the model lists every layer); no pattern: every
@@ -195,13 +204,40 @@ class Architecture:
         return Dims(
             s=seq_len,
             b=micro_batch,
-            h=self.hidden,
+            h=self.hidden_dim,
             a=self.heads or 1,
             kv=self.kv,
             d=self.d,
             f=self.f,
             E=max(self.experts, 1),
             k=self.experts_per_token if self.moe else 1,
-            v=self.vocab or 1,
+            v=self.vocab_size or 1,
             extra=tuple(extra.items()),
         )
+
+
+#: The names the course's notebooks (04, 05, 07, 10) still write for five fields, from before the layer table took
+#: the workload's names: read, and accepted as keywords, until those notebooks are edited; the package uses none.
+FORMER_NAMES = {
+    "hidden": "hidden_dim",
+    "ffn": "ffn_dim",
+    "vocab": "vocab_size",
+    "tied": "tied_embeddings",
+    "max_positions": "context_length",
+}
+
+
+def _accepting_former_names(init: Any) -> Any:
+    @functools.wraps(init)
+    def __init__(self: Architecture, *args: Any, **kwargs: Any) -> None:  # noqa: N807 - the class's own
+        for former, name in FORMER_NAMES.items():
+            if former in kwargs:
+                kwargs[name] = kwargs.pop(former)
+        init(self, *args, **kwargs)
+
+    return __init__
+
+
+setattr(Architecture, "__init__", _accepting_former_names(Architecture.__init__))  # noqa: B010 - mypy's method rule
+for _former, _name in FORMER_NAMES.items():
+    setattr(Architecture, _former, property(operator.attrgetter(_name), doc=f"``{_name}``, as notebooks wrote it."))

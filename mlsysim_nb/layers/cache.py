@@ -6,7 +6,7 @@ each per token). On one of ``t`` devices a row holds its symbols' sizes under th
 window; the others are a fixed state per sequence.
 
     >>> from mlsysim_nb.layers import Architecture, Layer, cache_bytes, cache_values
-    >>> llama = Architecture(hidden=4096, heads=32, kv_heads=8, layers=32)  # Llama 3.1 8B's attention
+    >>> llama = Architecture(hidden_dim=4096, heads=32, kv_heads=8, layers=32)  # Llama 3.1 8B's attention
     >>> cache_values(llama).per_token  # 2 · L · kv · d values per token, under no window
     ((None, 65536.0),)
     >>> cache_bytes(llama, context=4096, bytes_per_value=2) / 2**30  # one sequence at 16 bits
@@ -14,7 +14,7 @@ window; the others are a fixed state per sequence.
     >>> cache_values(llama, tensor_parallel=16).per_token  # vLLM: 8 heads on 16 devices, one head each
     ((None, 8192),)
     >>> local = Architecture(
-    ...     hidden=4096, heads=32, kv_heads=8, layers=32, pattern=(Layer("attention", 4096), Layer("attention"))
+    ...     hidden_dim=4096, heads=32, kv_heads=8, layers=32, pattern=(Layer("attention", 4096), Layer("attention"))
     ... )  # local and global, alternating
     >>> cache_bytes(local, context=8192, bytes_per_value=2) / 2**30  # 16 layers of 4,096 and 16 of 8,192 tokens
     0.75

@@ -95,7 +95,7 @@ def paper_rows(rows: tuple[Saved, ...]) -> tuple[SavedTensor, ...]:
 
 
 #: Korthikanti's GPT layer (LayerNorm, 4h GeLU MLP, dropout, explicit softmax), from the paper's accounting.
-GPT_LAYER: tuple[SavedTensor, ...] = paper_rows(megatron_layer(Architecture(hidden=1, heads=1), "eager"))
+GPT_LAYER: tuple[SavedTensor, ...] = paper_rows(megatron_layer(Architecture(hidden_dim=1, heads=1), "eager"))
 
 
 def ffn_free_bytes(layer: tuple[SavedTensor, ...] = GPT_LAYER) -> int:

@@ -58,10 +58,10 @@ def layer_weights(arch: Architecture, layer: Layer | None = None) -> tuple[Weigh
 def model_weights(arch: Architecture) -> tuple[Weight, ...]:
     """The weights outside the layers: token (and learned position) embeddings, final norm, output layer."""
     rows = [Weight("embedding", "token embeddings", "embeddings", ("v", "h"))]
-    if arch.positions == "learned" and arch.max_positions:
-        rows.append(Weight("positions", "position embeddings", "embeddings", ("h",), count=arch.max_positions))
+    if arch.positions == "learned" and arch.context_length:
+        rows.append(Weight("positions", "position embeddings", "embeddings", ("h",), count=arch.context_length))
     rows += _norm(arch, "final_norm", "output")
-    if not arch.tied:
+    if not arch.tied_embeddings:
         rows.append(Weight("output", "output layer", "output", ("v", "h")))
     return tuple(rows)
 

@@ -23,6 +23,7 @@ subclass's overridden ``get`` or ``__getitem__`` is never called.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -32,8 +33,8 @@ from typing import Any
 from mlsysim_nb.errors import FieldError, show_number
 from mlsysim_nb.files import UnreadableFileError, read_bytes
 from mlsysim_nb.layers.architecture import Architecture
+from mlsysim_nb.layers.transformers import MODEL_TYPES
 from mlsysim_nb.layers.weights import parameter_count
-from mlsysim_nb.records.architecture_checks import ARCHITECTURE_LIMITS, MODEL_TYPES, SHAPE_LIMITS, architecture_of
 
 __all__ = ["CAUSAL_LM", "MAX_CONFIG_BYTES", "read_hf_config", "translated"]
 
@@ -42,13 +43,6 @@ _OWNER = "Workload.from_hf_config"
 MAX_CONFIG_BYTES = 1 << 20
 #: The most keys a configuration may hold (published ones hold under a hundred).
 _MAX_KEYS = 10_000
-#: The largest shape a workload accepts (its own checks), read here before the parameters are counted.
-_BOUNDS = {
-    **SHAPE_LIMITS,
-    **ARCHITECTURE_LIMITS,
-    "sliding_window": SHAPE_LIMITS["context_length"],
-    "experts_per_token": ARCHITECTURE_LIMITS["experts"],
-}
 #: The quantisation methods a checkpoint may state: the count is of the model's parameters either way (the serving
 #: kind's ``weight_format`` states how they are stored); DeepSeek-V3's block FP8, gpt-oss's MXFP4.
 _QUANTIZATIONS = ("fp8", "mxfp4")
@@ -95,13 +89,6 @@ _KEYS = {
               "attention_dropout": "attention_dropout", "tied_embeddings": "tie_word_embeddings",
               "sliding_window": "sliding_window", "experts": "num_local_experts",
               "experts_per_token": "num_experts_per_tok"},
-}  # fmt: skip
-#: The layer table's names of the workload's fields, so that its refusals name the key too.
-_ARCHITECTURE_FIELDS = {
-    "hidden": "hidden_dim", "heads": "heads", "kv_heads": "kv_heads", "head_dim": "head_dim", "ffn": "ffn_dim",
-    "vocab": "vocab_size", "max_positions": "context_length", "experts": "experts",
-    "experts_per_token": "experts_per_token", "activation": "activation", "tied": "tied_embeddings",
-    "attention_dropout": "attention_dropout", "hidden_dropout": "hidden_dropout",
 }  # fmt: skip
 #: The JSON value types a key may hold, exactly (a subclass's methods are never called).
 _JSON_TYPES = (dict, list, str, int, float, bool, type(None))
@@ -193,9 +180,10 @@ def _shown(value: Any) -> str:
 class _Reader:
     """Reads one family's keys from a plain configuration, each by its rule, refusing by the key's name."""
 
-    def __init__(self, c: dict[str, Any], keys: dict[str, str]) -> None:
+    def __init__(self, c: dict[str, Any], keys: dict[str, str], bounds: dict[str, int]) -> None:
         self.c = c
         self.fields = {key: field for field, key in keys.items()}
+        self.bounds = bounds
 
     def _get(self, key: str, default: Any, *, nullable: bool) -> Any:
         """The key's JSON value, or ``default`` where the file leaves it out (transformers' own default)."""
@@ -217,7 +205,7 @@ class _Reader:
             raise FieldError(_OWNER, where, f"must be a whole number (a JSON integer), got {_shown(value)}")
         if value < minimum:
             raise FieldError(_OWNER, where, f"must be a whole number of at least {minimum}, got {_shown(value)}")
-        limit = _BOUNDS.get(self.fields.get(key, key), _OTHER_BOUND)
+        limit = self.bounds.get(self.fields.get(key, key), _OTHER_BOUND)
         if value > limit:
             raise FieldError(_OWNER, where, f"must be at most {limit:,}, got {show_number(value)}")
         return value
@@ -347,8 +335,11 @@ def _model_type(c: dict[str, Any]) -> str:
     return str(model_type)
 
 
-def read_hf_config(config: Any, *, name: str | None = None, source: str = "") -> dict[str, Any]:
+def read_hf_config(config: Any, *, bounds: dict[str, int], name: str | None = None, source: str = "") -> dict[str, Any]:
     """The keyword arguments of a :class:`~mlsysim_nb.records.workloads.Workload` read from ``config``.
+
+    ``bounds``: the largest value of each whole-number field, the workload's own (its knobs), read here before
+    the parameters are counted.
 
     ``active_parameters`` is among them only for a mixture of experts (a dense model's is its ``parameters``,
     derived again by the workload when they change).
@@ -357,7 +348,7 @@ def read_hf_config(config: Any, *, name: str | None = None, source: str = "") ->
     model_type = _model_type(c)
     _refuse(model_type, c)
     keys = _keys(model_type)
-    reader = _Reader(c, keys)
+    reader = _Reader(c, keys, bounds)
     fields = _gpt2(reader) if model_type == "gpt2" else _llama(model_type, reader)
     fields["model_type"] = model_type
     with translated(model_type):
@@ -380,7 +371,7 @@ def translated(model_type: str) -> Iterator[None]:
     except FieldError as error:
         if error.owner == _OWNER:
             raise
-        field = _ARCHITECTURE_FIELDS.get(error.field, error.field) if error.owner == "Architecture" else error.field
+        field = error.field  # the layer table's fields are the workload's, by the same names
         key = keys.get(field)
         where = _where(key, field) if key else f"config (the workload's {field})"
         raise FieldError(_OWNER, where, error.reason) from error
@@ -388,4 +379,5 @@ def translated(model_type: str) -> Iterator[None]:
 
 def _architecture(f: dict[str, Any]) -> Architecture:
     """The fields' architecture, for the parameter count (the workload checks them again when built)."""
-    return architecture_of(f, kv_heads=f.get("kv_heads"))
+    names = {field.name for field in dataclasses.fields(Architecture)}
+    return Architecture(**{k: v for k, v in f.items() if k in names})

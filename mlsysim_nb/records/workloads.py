@@ -11,55 +11,44 @@ from typing import Any
 import numpy as np
 
 from mlsysim_nb.errors import FieldError
-from mlsysim_nb.layers.architecture import Architecture, Layer
+from mlsysim_nb.layers.architecture import ACTIVATIONS, BIASES, GPT_DROPOUT, MLPS, NORMS, POSITIONS, Architecture, Layer
+from mlsysim_nb.layers.transformers import MODEL_TYPES
 from mlsysim_nb.model.fields import check_count
-from mlsysim_nb.records.architecture_checks import (
-    ARCHITECTURE_DEFAULTS,
-    SHAPE_LIMITS,
-    architecture_of,
-    check_architecture,
-)
+from mlsysim_nb.model.knob import knob, knobs, label_and_help, record
 from mlsysim_nb.records.models import configuration_keys, read_configuration
+from mlsysim_nb.records.workload_checks import check_experts, check_field, check_mixer_shapes, check_pattern
 from mlsysim_nb.render.display import RichRepr
 from mlsysim_nb.units import Q_, ureg
 
-__all__ = ["ARCHITECTURE_LABELS", "SHAPE_FIELDS", "Workload", "Workloads", "check_workload", "workload_rows"]
+__all__ = [
+    "ARCHITECTURE_FIELDS",
+    "SHAPE_FIELDS",
+    "Workload",
+    "Workloads",
+    "check_workload",
+    "workload_rows",
+]
 
 #: A quadrillion parameters: three orders of magnitude beyond the largest models trained.
 MAX_PARAMETERS = 10**15
-#: The longest sliding attention window accepted: the longest context a workload accepts.
-MAX_WINDOW = SHAPE_LIMITS["context_length"]
-#: Upper bounds of a transformer's shape, far beyond any published model.
-_SHAPE_LIMITS = SHAPE_LIMITS
-#: The transformer's shape, in the order tables and reprs show it.
-SHAPE_FIELDS = tuple(_SHAPE_LIMITS)
-#: What each architecture field means, for a derivation's inputs table.
-ARCHITECTURE_LABELS = {
-    "head_dim": "head dimension",
-    "ffn_dim": "MLP width (units)",
-    "mlp": "MLP kind",
-    "activation": "MLP activation",
-    "norm": "normalisation",
-    "attention_dropout": "attention dropout probability",
-    "hidden_dropout": "hidden dropout probability",
-    "vocab_size": "vocabulary size",
-    "tied_embeddings": "output layer tied to the embeddings",
-    "experts": "routed experts",
-    "experts_per_token": "experts per token",
-    "shared_experts": "shared experts",
-    "bias": "linear biases",
-    "positions": "position encoding",
-    "model_type": "Hugging Face model type",
-    "active_parameters": "parameters one token uses",
-    "sliding_window": "sliding attention window (tokens)",
-    "pattern": "layers' pattern (mixer and window), repeated over the layers",
-    "qk_norm": "norms on Q and K",
-    "sandwich_norms": "norms after attention and the MLP too",
-    "attention_sinks": "a learned attention sink per head",
-    "router_bias": "router bias",
-    "dense_ffn": "dense layers' MLP width (units)",
-    "mixer_shapes": "sizes of the other mixers' symbols",
-}
+#: The longest context (and sliding window) a workload accepts, far beyond any published model.
+MAX_CONTEXT = 2**24
+#: The transformer's shape, in the order tables and reprs show it (always shown, stated or not).
+SHAPE_FIELDS = ("layers", "hidden_dim", "heads", "kv_heads", "context_length")
+#: The layer's architecture: a workload that states none of these is a GPT-style layer, as Korthikanti et al.
+#: (2022) count it (shown when they differ from their defaults).
+ARCHITECTURE_FIELDS = (
+    "head_dim", "ffn_dim", "mlp", "activation", "norm", "attention_dropout", "hidden_dropout", "vocab_size",
+    "tied_embeddings", "experts", "experts_per_token", "shared_experts", "bias", "positions", "model_type", "pattern",
+    "qk_norm", "sandwich_norms", "attention_sinks", "router_bias", "dense_ffn", "mixer_shapes",
+)  # fmt: skip
+
+
+_YES_NO = (("no", False), ("yes", True))
+
+
+def _choices(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((value, value) for value in values)
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -103,11 +92,6 @@ class Workload(RichRepr):
         The layers as a sequence (:class:`mlsysim_nb.layers.Layer`: a mixer of :mod:`mlsysim_nb.layers.mixers`
         and its window), repeated over ``layers``: alternating local and global attention, or attention among
         other mixers, is data. Empty (the default): every layer is attention, under ``sliding_window``.
-    qk_norm, sandwich_norms, attention_sinks, router_bias, dense_ffn, mixer_shapes
-        The 2025 families' layers: norms on Q and K (Qwen3, Gemma 3), four norms a layer (Gemma 2 and 3), a
-        learned sink per head and a router bias (gpt-oss), the MLP width of a mixture's dense layers (DeepSeek's
-        ``first_k_dense_replace``), and the sizes of the other mixers' symbols (latent attention's, Mamba-2's;
-        see :mod:`mlsysim_nb.layers.mixers`).
     source
         Where the numbers come from.
 
@@ -116,62 +100,126 @@ class Workload(RichRepr):
     """
 
     name: str
-    parameters: Any
-    layers: int | None = None
-    hidden_dim: int | None = None
-    heads: int | None = None
-    kv_heads: int | None = None
-    context_length: int | None = None
-    head_dim: int | None = None
-    ffn_dim: int | None = None
-    mlp: str = "plain"
-    activation: str = "gelu"
-    norm: str = "layernorm"
-    attention_dropout: float = 0.1
-    hidden_dropout: float = 0.1
-    vocab_size: int | None = None
-    tied_embeddings: bool = True
-    experts: int | None = None
-    experts_per_token: int | None = None
-    shared_experts: int = 0
-    bias: str = "all"
-    positions: str | None = None
-    model_type: str | None = None
-    active_parameters: Any = None
-    sliding_window: int | None = None
-    pattern: tuple[Layer, ...] = ()
-    qk_norm: bool = False
-    sandwich_norms: bool = False
-    attention_sinks: bool = False
-    router_bias: bool = False
-    dense_ffn: int | None = None
-    mixer_shapes: tuple[tuple[str, int], ...] = ()
+    parameters: Any = knob(
+        kind="count", symbol="P", label="model parameters", high=MAX_PARAMETERS,
+        help="the parameter count: an int, or a dimensionless quantity (count, param)",
+    )  # fmt: skip
+    layers: int | None = knob(None, kind="count", symbol="L", label="layers", high=10**5, optional=True)
+    hidden_dim: int | None = knob(None, kind="count", symbol="h", label="hidden width", high=2**20, optional=True)
+    heads: int | None = knob(
+        None, kind="count", symbol="a", label="attention heads", high=2**16, optional=True,
+        help="attention heads; they must divide hidden_dim unless head_dim is given",
+    )  # fmt: skip
+    kv_heads: int | None = knob(
+        None, kind="count", symbol="a_kv", label="key/value heads", high=2**16, optional=True,
+        help="key/value heads under grouped-query attention, dividing heads; not stated: heads (multi-head)",
+    )  # fmt: skip
+    context_length: int | None = knob(
+        None, kind="count", symbol="s_ctx", label="workload context length", high=MAX_CONTEXT, optional=True
+    )
+    head_dim: int | None = knob(
+        None, kind="count", label="head dimension", high=2**16, optional=True, help="not stated: hidden_dim / heads"
+    )
+    ffn_dim: int | None = knob(
+        None, kind="count", label="MLP width (units)", high=2**24, optional=True,
+        help="one expert's in a mixture of experts; not stated: 4 x hidden_dim",
+    )  # fmt: skip
+    mlp: str = knob("plain", kind="choice", label="MLP kind", choices=_choices(MLPS), help="'gated' is SwiGLU")
+    activation: str = knob("gelu", kind="choice", label="MLP activation", choices=_choices(ACTIVATIONS))
+    norm: str = knob("layernorm", kind="choice", label="normalisation", choices=_choices(NORMS))
+    attention_dropout: float = knob(
+        GPT_DROPOUT, kind="share", label="attention dropout probability", high=1, positive=False,
+        help="dropout of the attention scores, from 0 up to (not including) 1",
+    )  # fmt: skip
+    hidden_dropout: float = knob(
+        GPT_DROPOUT, kind="share", label="hidden dropout probability", high=1, positive=False,
+        help="dropout after attention and the MLP, from 0 up to (not including) 1",
+    )  # fmt: skip
+    vocab_size: int | None = knob(None, kind="count", label="vocabulary size", high=2**24, optional=True)
+    tied_embeddings: bool = knob(
+        default=True,
+        kind="choice",
+        label="output layer tied to the embeddings",
+        choices=(("tied", True), ("untied", False)),
+    )
+    experts: int | None = knob(None, kind="count", label="routed experts", high=2**16, optional=True)
+    experts_per_token: int | None = knob(
+        None, kind="count", label="experts per token", high=2**16, optional=True, help="at most experts"
+    )
+    shared_experts: int = knob(
+        0, kind="count", label="shared experts", low=0, high=2**10, help="experts every token uses"
+    )
+    bias: str = knob(
+        "all", kind="choice", label="linear biases", choices=_choices(BIASES),
+        help="which linear layers have biases: all (GPT), Q, K and V (Qwen2), none (Llama)",
+    )  # fmt: skip
+    positions: str | None = knob(
+        None, kind="choice", label="position encoding", choices=_choices(POSITIONS), optional=True,
+        help="not stated (None): no position table is counted",
+    )  # fmt: skip
+    model_type: str | None = knob(
+        None, kind="choice", label="Hugging Face model type", choices=_choices(MODEL_TYPES), optional=True,
+        help="the family whose modules the transformers accounting follows",
+    )  # fmt: skip
+    active_parameters: Any = knob(
+        None, kind="count", label="parameters one token uses", high=MAX_PARAMETERS, optional=True,
+        help="an MoE's k of E experts; not stated: parameters, derived again whenever they change",
+    )  # fmt: skip
+    sliding_window: int | None = knob(
+        None, kind="count", label="sliding attention window (tokens)", high=MAX_CONTEXT, optional=True,
+        help="tokens each attention layer looks back over, so the most it caches per sequence; None: all",
+    )  # fmt: skip
+    pattern: tuple[Layer, ...] = record(
+        (), label="layers' pattern (mixer and window), repeated over the layers",
+        help="each layer's mixer and window, repeated over layers; empty: attention everywhere",
+    )  # fmt: skip
+    qk_norm: bool = knob(
+        default=False, kind="choice", label="norms on Q and K", choices=_YES_NO,
+        help="an RMSNorm over each head's Q and K (Qwen3, Gemma 3): 2·d parameters a layer",
+    )  # fmt: skip
+    sandwich_norms: bool = knob(
+        default=False, kind="choice", label="norms after attention and the MLP too", choices=_YES_NO,
+        help="four norms a layer (Gemma 2 and 3)",
+    )  # fmt: skip
+    attention_sinks: bool = knob(
+        default=False, kind="choice", label="a learned attention sink per head", choices=_YES_NO,
+        help="gpt-oss: a parameters a layer",
+    )  # fmt: skip
+    router_bias: bool = knob(
+        default=False, kind="choice", label="router bias", choices=_YES_NO,
+        help="a bias on the router's logits (gpt-oss): E parameters a layer",
+    )  # fmt: skip
+    dense_ffn: int | None = knob(
+        None, kind="count", label="dense layers' MLP width (units)", high=2**24, optional=True,
+        help="the MLP width of a mixture's dense layers (DeepSeek's first_k_dense_replace); None: one expert's",
+    )  # fmt: skip
+    mixer_shapes: tuple[tuple[str, int], ...] = record(
+        (), label="sizes of the other mixers' symbols",
+        help="(symbol, size) pairs: latent attention's r_q, r_kv, d_rope, d_nope, d_v; Mamba-2's H_ssm, P_ssm, "
+        "N_ssm, G_ssm, K_conv",
+    )  # fmt: skip
     source: str = field(default="", compare=False)
     #: ``active_parameters`` as given (``None``: derived from ``parameters``), what ``variant()`` carries over
     _given_active: Any = field(default=None, init=False, repr=False, compare=False)
+    #: The architectures built from this (frozen) workload, by ``reference``: built once, read by every kind
+    _architectures: dict[bool, Architecture] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         owner = "Workload"
-        if not isinstance(self.name, str) or not self.name:
-            raise FieldError(owner, "name", f"must be a non-empty string, got {self.name!r}")
-        if not isinstance(self.source, str):
-            raise FieldError(owner, "source", f"must be a string, got {type(self.source).__name__} {self.source!r}")
-        for name in _VALUE_FIELDS:
-            if not _is_scalar(getattr(self, name)):
-                msg = (
-                    "must be a single number or choice, not a list or array; to compare several, build a workload each"
-                )
-                raise FieldError(owner, name, msg)
+        declared = knobs(type(self))
+        self._check_texts_and_scalars(owner, declared)
         given = self.active_parameters
         if given is not None and _DERIVED.get(id(given)) is given:
             given = None  # a value this class derived, passed back by dataclasses.replace: derived again
         object.__setattr__(self, "_given_active", given)
-        count = check_count(owner, "parameters", self.parameters, maximum=MAX_PARAMETERS)
-        object.__setattr__(self, "parameters", Q_(count, "count"))
-        for name, limit in _SHAPE_LIMITS.items():
-            value = check_count(owner, name, getattr(self, name), optional=True, maximum=limit)
-            object.__setattr__(self, name, value)
-        for name, value in check_architecture(owner, {k: getattr(self, k) for k in ARCHITECTURE_DEFAULTS}).items():
+        for name, declaration in declared.items():
+            if name not in _COUPLED:  # each field by its own knob; the coupled ones below, with what they need
+                object.__setattr__(self, name, check_field(owner, name, declaration, getattr(self, name)))
+        object.__setattr__(self, "parameters", Q_(self.parameters, "count"))
+        object.__setattr__(self, "pattern", check_pattern(owner, self.pattern))
+        object.__setattr__(self, "mixer_shapes", check_mixer_shapes(owner, self.mixer_shapes))
+        experts = check_experts(owner, declared, self.experts, self.experts_per_token, self.shared_experts)
+        for name, value in experts.items():
             object.__setattr__(self, name, value)
         self._check_layout(owner)
         if given is None:
@@ -179,14 +227,25 @@ class Workload(RichRepr):
             _DERIVED[id(derived)] = derived
             object.__setattr__(self, "active_parameters", derived)
         else:
-            active = check_count(owner, "active_parameters", given, maximum=MAX_PARAMETERS)
+            active = check_field(owner, "active_parameters", declared["active_parameters"], given)
             active = int(getattr(active, "magnitude", active))
             if active > self.parameters.magnitude:
                 msg = f"must be at most parameters ({self.parameters.magnitude:,}), got {active:,}"
                 raise FieldError(owner, "active_parameters", msg)
             object.__setattr__(self, "active_parameters", Q_(active, "count"))
-        window = check_count(owner, "sliding_window", self.sliding_window, optional=True, maximum=MAX_WINDOW)
-        object.__setattr__(self, "sliding_window", window)
+
+    def _check_texts_and_scalars(self, owner: str, declared: dict[str, Any]) -> None:
+        """A name and a source of text; one value, not a list or an array, in every declared field."""
+        if not isinstance(self.name, str) or not self.name:
+            raise FieldError(owner, "name", f"must be a non-empty string, got {self.name!r}")
+        if not isinstance(self.source, str):
+            raise FieldError(owner, "source", f"must be a string, got {type(self.source).__name__} {self.source!r}")
+        for name in declared:
+            if not _is_scalar(getattr(self, name)):
+                msg = (
+                    "must be a single number or choice, not a list or array; to compare several, build a workload each"
+                )
+                raise FieldError(owner, name, msg)
 
     def _check_layout(self, owner: str) -> None:
         """Attention layouts that can exist: heads split the width evenly, key/value heads share the heads evenly."""
@@ -236,7 +295,7 @@ class Workload(RichRepr):
     @property
     def reference_style(self) -> bool:
         """True when no architecture field is given: the layer is Korthikanti's, as the reference counts it."""
-        return all(getattr(self, k) == v for k, v in ARCHITECTURE_DEFAULTS.items())
+        return all(getattr(self, k) == v for k, v in _defaults().items())
 
     def architecture(self, *, reference: bool = False) -> Architecture:
         """The layer table's view of this model (:class:`mlsysim_nb.layers.Architecture`).
@@ -250,13 +309,22 @@ class Workload(RichRepr):
         >>> Workloads.LLAMA3_8B.architecture().kv, Workloads.LLAMA3_8B.architecture(reference=True).kv
         (8, 32)
         """
-        for name in ("hidden_dim", "heads"):
+        attention = not self.pattern or any(layer.mixer == "attention" for layer in self.pattern)
+        for name in ("hidden_dim", "heads") if attention else ("hidden_dim",):  # heads only where a layer attends
             if getattr(self, name) is None:
                 raise FieldError("Workload", name, "is needed for the layer's architecture; give it")
-        assert self.hidden_dim is not None  # noqa: S101 - checked just above
-        assert self.heads is not None  # noqa: S101 - checked just above
-        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
-        return architecture_of(fields, kv_heads=None if reference else self.kv_heads)
+        found = self._architectures.get(reference)
+        if found is None:
+            found = self._architectures[reference] = self._build_architecture(reference=reference)
+        return found
+
+    def _build_architecture(self, *, reference: bool) -> Architecture:
+        shared = {f.name: getattr(self, f.name) for f in dataclasses.fields(Architecture)}
+        # the layer table counts no experts as 0 of them, each token using 1 (the workload: None, not stated)
+        shared |= {"experts": self.experts or 0, "experts_per_token": self.experts_per_token or 1}
+        if reference:
+            shared["kv_heads"] = None
+        return Architecture(**shared)
 
     @classmethod
     def from_hf_config(cls, config: Any, *, name: str | None = None, source: str = "") -> Workload:
@@ -269,14 +337,15 @@ class Workload(RichRepr):
         """
         from mlsysim_nb.records.hf_config import read_hf_config, translated
 
-        fields = read_hf_config(config, name=name, source=source)
+        bounds = {k: int(d.high) for k, d in knobs(cls).items() if d.kind == "count" and d.high is not None}
+        fields = read_hf_config(config, bounds=bounds, name=name, source=source)
         with translated(fields["model_type"]):
             return cls(**fields)
 
     def shown_fields(self) -> list[tuple[str, Any]]:
         """The fields a table or repr shows: the shape, then each architecture field that is not the default."""
         shown = [(k, getattr(self, k)) for k in SHAPE_FIELDS]
-        shown += [(k, _shown(k, getattr(self, k))) for k, v in ARCHITECTURE_DEFAULTS.items() if getattr(self, k) != v]
+        shown += [(k, _shown(k, getattr(self, k))) for k, v in _defaults().items() if getattr(self, k) != v]
         if self.active_parameters != self.parameters:
             shown.append(("active_parameters", int(self.active_parameters.magnitude)))
         if self.sliding_window is not None:
@@ -300,12 +369,18 @@ class Workload(RichRepr):
         return f"Workload({self.name!r}, parameters={count:.4g}" + (f", {shape})" if shape else ")")
 
 
-#: Every field holding one number or choice; an array or a list there is refused by the field's name.
-_VALUE_FIELDS = (
-    "parameters", *_SHAPE_LIMITS, *(k for k in ARCHITECTURE_DEFAULTS if k not in ("pattern", "mixer_shapes")),
-    "active_parameters",
-    "sliding_window",
-)  # fmt: skip
+#: The fields checked with the fields they depend on (the experts' with ``experts``; ``active_parameters`` against
+#: ``parameters``, after the layout), not alone by their knobs.
+_COUPLED = frozenset({"experts_per_token", "shared_experts", "active_parameters"})
+
+
+@functools.cache
+def _defaults() -> dict[str, Any]:
+    """Each architecture field's default: a workload that states none of them is a GPT-style layer."""
+    found = {f.name: f.default for f in dataclasses.fields(Workload)}
+    return {name: found[name] for name in ARCHITECTURE_FIELDS}
+
+
 #: The ``active_parameters`` a workload derived, by id, so that one passed back (by ``dataclasses.replace``)
 #: is known as derived and derived again from the new ``parameters``
 _DERIVED: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
@@ -333,6 +408,8 @@ def _shown(name: str, value: Any) -> Any:
 
 def _is_scalar(value: Any) -> bool:
     """Whether ``value`` (or a quantity's magnitude) is one value, not a list, tuple or array."""
+    if value is None or type(value) in (int, float, str, bool):
+        return True
     magnitude = getattr(value, "magnitude", value)
     if isinstance(magnitude, (list, tuple, set, frozenset, dict, range)):
         return False
@@ -438,15 +515,13 @@ def check_workload(owner: str, value: Any) -> Workload:
 
 def workload_rows(workload: Workload) -> list[tuple[str, str, str]]:
     """The workload's numbers as (name, meaning, value) rows of a derivation's inputs table."""
-    from mlsysim_nb.model.notation import RECORD_QUANTITIES
     from mlsysim_nb.render.numbers import format_magnitude
 
     rows = [("workload", "model", workload.name)]
     rows.append(("workload.parameters", "model parameters", format_magnitude("", workload.parameters.magnitude)))
     for attr, value in workload.shown_fields():
         if value is not None:
-            label = RECORD_QUANTITIES[attr].label if attr in RECORD_QUANTITIES else ARCHITECTURE_LABELS[attr]
-            rows.append((f"workload.{attr}", label, str(value)))
+            rows.append((f"workload.{attr}", label_and_help(Workload, attr)[0], str(value)))
     return rows
 
 

@@ -111,7 +111,7 @@ def _per_layer_sbh(implementation: str, attention: str = "fused") -> float:
     saved = layers.layer_saved_bytes(
         llama, seq_len=S, micro_batch=1, dtype_bytes=2, attention=attention, implementation=implementation
     )
-    return saved / (S * llama.hidden)
+    return saved / (S * llama.hidden_dim)
 
 
 def test_the_table_gives_llamas_layer_in_both_accountings() -> None:
@@ -200,12 +200,12 @@ def test_04_frozen_base_saving_from_the_rows() -> None:
             layers.layer_rows(llama, attention="fused"), llama.dims(S, 1), dtype_bytes=2, per_model=False
         )
     }
-    dropped = (rows["mlp_input"] + rows["product"]) / (S * llama.hidden)
+    dropped = (rows["mlp_input"] + rows["product"]) / (S * llama.hidden_dim)
     assert dropped == 9
     share = dropped / _per_layer_sbh("megatron")
     lora = Scenarios.Llama3_8BLoraOnH100
     own = lora.variant(activations=Q_(_llama_activations(output=True), "B"))
-    lighter = own.variant(activations=own.activations - Q_(dropped * S * B * llama.hidden * 32, "B"))
+    lighter = own.variant(activations=own.activations - Q_(dropped * S * B * llama.hidden_dim * 32, "B"))
     assert (round(100 * share), own.max_resident_batch, lighter.max_resident_batch) == (26, 6, 8)
     assert "9.00 of 34.03 sbh need not be kept, 26%" in _shown(_cell("04", "c36a"))
     assert "13.00 of 49.03 sbh need not be kept, 27%" in _shown(_cell("04", "c36a"))
@@ -431,7 +431,7 @@ def test_05_the_loss_keeps_one_fp32_logits_tensor() -> None:
 def test_05_the_layer_tables_rows_are_the_formula() -> None:
     """GPT-2 XL's fifteen rows: twelve linear (34 sbh), three score rows (5as²b); 48 layers give the 286.89 GB formula."""
     acts = Scenarios.Gpt2XlBatch32Activations
-    arch = layers.Architecture(hidden=1600, heads=25)
+    arch = layers.Architecture(hidden_dim=1600, heads=25)
     rows = layers.lines(layers.layer_rows(arch, "megatron", "eager"), arch.dims(1024, 32), dtype_bytes=2)
     sbh = 1024 * 32 * 1600
     linear = [line.bytes / sbh for line in rows if line.bytes / sbh <= 8]

@@ -25,8 +25,8 @@ def _layer(arch: Architecture, strategy: str, attention: str = "eager") -> float
 def test_llama_and_the_gpt_style_layer_of_its_width() -> None:
     """Same 34 sbh with the scores not stored, under half with nothing recomputed, 2 sbh under full recomputation."""
     llama = Workloads.configuration("llama-3.1-8b").architecture()
-    gpt = Architecture(hidden=llama.hidden, heads=llama.heads)
-    sbh = S * B * llama.hidden
+    gpt = Architecture(hidden_dim=llama.hidden_dim, heads=llama.heads)
+    sbh = S * B * llama.hidden_dim
     assert _layer(llama, "selective") == _layer(gpt, "selective") == 34 * sbh
     assert _layer(llama, "none") < 0.5 * _layer(gpt, "none")
     assert _layer(llama, "full") == _layer(gpt, "full") == 2 * sbh

@@ -39,7 +39,7 @@ _RUN = st.tuples(st.integers(1, 512), st.integers(1, 8))
 def test_the_megatron_gpt_layer_is_18_plus_4f_sbh_plus_5as2b(f: int, h: int, a: int, run: tuple[int, int]) -> None:
     """For any MLP multiple f: (18 + 4f)sbh + 5as²b bytes at 16 bits."""
     s, b = run
-    arch = layers.Architecture(hidden=h * a, heads=a, ffn=f * h * a)
+    arch = layers.Architecture(hidden_dim=h * a, heads=a, ffn_dim=f * h * a)
     got = layers.layer_saved_bytes(arch, seq_len=s, micro_batch=b, dtype_bytes=2)
     assert got == (18 + 4 * f) * s * b * h * a + 5 * a * s * s * b
 

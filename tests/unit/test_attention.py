@@ -21,7 +21,7 @@ from mlsysim_nb.errors import FieldError
 from mlsysim_nb.layers import Architecture, cache_values, tensor_parallel_refusal
 from mlsysim_nb.layers.mixers.attention import MIXER, kv_head_replicas, kv_heads_per_device
 
-LLAMA = Architecture(hidden=4096, heads=32, kv_heads=8, layers=32)
+LLAMA = Architecture(hidden_dim=4096, heads=32, kv_heads=8, layers=32)
 
 
 @pytest.mark.parametrize(
@@ -58,7 +58,7 @@ def test_both_engines_refuse_a_split_head() -> None:
 
 def test_vllm_refuses_a_t_that_neither_divides_nor_is_a_multiple_of_the_kv_heads() -> None:
     """24 heads and 8 key/value heads at t = 12: 12 divides the heads, but 8 ∤ 12 and 12 ∤ 8."""
-    arch = Architecture(hidden=24 * 64, heads=24, kv_heads=8)
+    arch = Architecture(hidden_dim=24 * 64, heads=24, kv_heads=8)
     rule, reason = tensor_parallel_refusal(arch, 12, "vllm")  # type: ignore[misc]
     assert rule == "must divide the 8 key/value heads, or be a multiple of them"
     assert "vLLM" in reason

@@ -66,12 +66,12 @@ def test_no_layer_coefficient_is_typed_in_a_formula() -> None:
 # with saved-tensor hooks over transformers 5.24's LlamaDecoderLayer and GPT2Block; tests/measure re-measures).
 
 _LLAMA_8B = layers.Architecture(
-    hidden=4096, heads=32, kv_heads=8, ffn=14336, mlp="gated", activation="silu", norm="rmsnorm",
-    attention_dropout=0, hidden_dropout=0, vocab=128256, tied=False, positions="rotary", bias="none",
+    hidden_dim=4096, heads=32, kv_heads=8, ffn_dim=14336, mlp="gated", activation="silu", norm="rmsnorm",
+    attention_dropout=0, hidden_dropout=0, vocab_size=128256, tied_embeddings=False, positions="rotary", bias="none",
     model_type="llama",
 )  # fmt: skip
 _SMALL_LLAMA = layers.Architecture(
-    hidden=64, heads=4, kv_heads=2, ffn=96, mlp="gated", activation="silu", norm="rmsnorm",
+    hidden_dim=64, heads=4, kv_heads=2, ffn_dim=96, mlp="gated", activation="silu", norm="rmsnorm",
     attention_dropout=0, hidden_dropout=0, positions="rotary", bias="none", model_type="llama",
 )  # fmt: skip
 
@@ -83,7 +83,7 @@ def _bytes(arch: layers.Architecture, s: int = 1024, b: int = 2, **kw: object) -
 def test_megatron_gpt_layer_is_34_sbh_plus_5_as2b() -> None:
     """GPT-2 XL's shape at 16 bits: sbh(34 + 5as/h), the paper's Sec. 4.1 sum, from the general rows."""
     s, b, h, a = 1024, 2, 1600, 25
-    assert _bytes(layers.Architecture(hidden=h, heads=a), s, b) == s * b * h * 34 + 5 * a * s * s * b
+    assert _bytes(layers.Architecture(hidden_dim=h, heads=a), s, b) == s * b * h * 34 + 5 * a * s * s * b
 
 
 def test_megatron_llama_fused_layer_by_hand() -> None:
@@ -98,14 +98,14 @@ def test_megatron_llama_fused_layer_by_hand() -> None:
 def test_no_dropout_drops_the_masks_and_the_dropout_output() -> None:
     """Without dropout a GPT layer keeps 34 - 2 = 32 bytes per sbh (two 1-byte masks) and 5 - 3 = 2 per as²b."""
     s, b, h, a = 256, 2, 512, 8
-    arch = layers.Architecture(hidden=h, heads=a, attention_dropout=0, hidden_dropout=0)
+    arch = layers.Architecture(hidden_dim=h, heads=a, attention_dropout=0, hidden_dropout=0)
     assert _bytes(arch, s, b) == 32 * s * b * h + 2 * a * s * s * b
 
 
 def test_tensor_and_sequence_parallelism_split_what_the_table_says() -> None:
     """T = 8: sbh(10 + 24/8 + 5as/(8h)) without SP (Table 2), sbh(34 + 5as/h)/8 with it."""
     s, b, h, a, t = 2048, 1, 12288, 96, 8
-    gpt3 = layers.Architecture(hidden=h, heads=a)
+    gpt3 = layers.Architecture(hidden_dim=h, heads=a)
     assert _bytes(gpt3, s, b, tensor_parallel=t) == s * b * h * (10 + 24 / t) + 5 * a * s * s * b / t
     assert _bytes(gpt3, s, b, tensor_parallel=t, sequence_parallel=True) == (34 * s * b * h + 5 * a * s * s * b) / t
 
@@ -113,7 +113,7 @@ def test_tensor_and_sequence_parallelism_split_what_the_table_says() -> None:
 def test_strategies_keep_what_korthikanti_keeps() -> None:
     """Selective drops the 5as²b; full keeps the layer input, 2sbh."""
     s, b, h, a = 2048, 1, 12288, 96
-    gpt3 = layers.Architecture(hidden=h, heads=a)
+    gpt3 = layers.Architecture(hidden_dim=h, heads=a)
     assert _bytes(gpt3, s, b, strategy="selective") == 34 * s * b * h
     assert _bytes(gpt3, s, b, strategy="full") == 2 * s * b * h
 
@@ -214,9 +214,9 @@ def test_a_whole_model_is_its_layers_the_shared_rows_once_and_the_output() -> No
 
 @pytest.mark.parametrize(
     ("changes", "field"),
-    [({"heads": 0}, "heads"), ({"kv_heads": 3}, "kv_heads"), ({"mlp": "swiglu"}, "mlp"), ({"hidden": 30}, "heads"),
+    [({"heads": 0}, "heads"), ({"kv_heads": 3}, "kv_heads"), ({"mlp": "swiglu"}, "mlp"), ({"hidden_dim": 30}, "heads"),
      ({"attention_dropout": 1.5}, "attention_dropout"), ({"experts": 2, "experts_per_token": 3}, "experts_per_token"),
-     ({"ffn": 2.5}, "ffn")],
+     ({"ffn_dim": 2.5}, "ffn_dim")],
 )  # fmt: skip
 def test_an_architecture_that_cannot_exist_is_refused(changes: dict[str, object], field: str) -> None:
     """Built directly, an Architecture checks itself, naming the field."""
@@ -225,4 +225,28 @@ def test_an_architecture_that_cannot_exist_is_refused(changes: dict[str, object]
     from mlsysim_nb.errors import FieldError
 
     with pytest.raises(FieldError, match=rf"Architecture\.{field}: "):
-        dataclasses.replace(layers.Architecture(hidden=64, heads=8), **changes)  # type: ignore[arg-type]
+        dataclasses.replace(layers.Architecture(hidden_dim=64, heads=8), **changes)  # type: ignore[arg-type]
+
+
+def test_a_pattern_repeats_over_the_layers() -> None:
+    """Five local layers then one global, over 62 layers: indices 5, 11, ..., 59 are global (10), the rest local (52)."""
+    local, whole = layers.Layer("attention", 1024), layers.Layer("attention")
+    arch = layers.Architecture(hidden_dim=64, heads=4, layers=62, pattern=(local,) * 5 + (whole,))
+    assert arch.layer_counts() == ((local, 52), (whole, 10))
+    assert layers.Architecture(hidden_dim=64, heads=4, layers=3).layer_counts() == ((layers.Layer("attention"), 3),)
+
+
+def test_a_layer_without_heads_needs_none() -> None:
+    """Dims of a layer without heads hold a = kv = d = 1; an attention layer refuses to be built without its heads."""
+    from mlsysim_nb.errors import FieldError
+
+    assert layers.Dims(s=8, b=1, h=64).size(("s", "b", "a", "kv", "d")) == 8
+    with pytest.raises(FieldError, match=r"Architecture\.heads: is needed by an attention layer"):
+        layers.Architecture(hidden_dim=64)
+
+
+def test_the_notebooks_former_names_still_read() -> None:
+    """Until notebooks 04, 05, 07 and 10 are edited, Architecture(hidden=...) and arch.vocab, .ffn, .tied still work."""
+    arch = layers.Architecture(hidden=64, heads=4, ffn=96, vocab=100, tied=False)  # type: ignore[call-arg]
+    assert (arch.hidden_dim, arch.ffn_dim, arch.vocab_size, arch.tied_embeddings) == (64, 96, 100, False)
+    assert (arch.hidden, arch.ffn, arch.vocab, arch.tied) == (64, 96, 100, False)  # type: ignore[attr-defined]

@@ -55,7 +55,7 @@ _TOY = """
     MIXER = Toy()
 """
 
-_SHAPE = {"hidden": 64, "heads": 4, "kv_heads": 2, "vocab": 100, "layers": 4}
+_SHAPE = {"hidden_dim": 64, "heads": 4, "kv_heads": 2, "vocab_size": 100, "layers": 4}
 
 
 @pytest.fixture(scope="module")
@@ -154,3 +154,27 @@ def test_a_fixed_state_is_counted_once_per_sequence(toy, tmp_path) -> None:
     finally:
         mixers.__path__[:] = saved
         sys.modules.pop("mlsysim_nb.layers.mixers.stateful", None)
+
+
+def test_the_parallel_kind_shows_the_pattern_too(hybrid) -> None:
+    """The many-device kind built on the hybrid model names the toy in its reprs; the toy splits under any t."""
+    from mlsysim_nb import ParallelTrainingScenario
+
+    state = TrainingStateFitScenario(workload=hybrid, hardware=Hardware.H100, bytes_per_value=2,
+                                     optimizer_bytes_per_parameter=8)  # fmt: skip
+    parallel = ParallelTrainingScenario(state=state, tensor_parallel=2)
+    for out in (parallel._repr_html_(), parallel.to_text(), parallel.to_markdown()):
+        assert "toy" in out
+
+
+def test_the_serving_kind_sums_one_window_beside_full_layers_and_refuses_two(toy) -> None:
+    """Local and global attention are summed as the table sums them; layers of two different windows are refused."""
+    local = Workload(name="local and global", parameters=1, layers=4, hidden_dim=64, heads=4, context_length=2048,
+                     pattern=(Layer("attention", 512), Layer("attention")))  # fmt: skip
+    arch = local.architecture()
+    assert layers.cache_bytes(arch, context=1024, bytes_per_value=2) == 2 * 2 * 64 * (512 + 1024) * 2
+    served = InferenceMemoryScenario(workload=local, hardware=Hardware.H100, context_length=1024)
+    assert served.kv_cache.m_as("B") == 2 * 2 * 64 * (512 + 1024) * 2
+    two = local.variant(pattern=(Layer("attention", 512), Layer("attention", 256), Layer("attention")))
+    with pytest.raises(FieldError, match=r"InferenceMemoryScenario\.workload: has layers whose caches"):
+        InferenceMemoryScenario(workload=two, hardware=Hardware.H100, context_length=1024)

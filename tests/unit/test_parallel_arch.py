@@ -323,7 +323,7 @@ def test_the_coefficients_rebuild_the_table_for_both_accountings(key: str, imple
     w = Workloads.configuration(key)
     arch = w.architecture()
     c = layer_coefficients(w, 2, 4, attention, implementation)
-    s, b, h, a = 512, 2, arch.hidden, arch.heads
+    s, b, h, a = 512, 2, arch.hidden_dim, arch.heads
     for t, sp in [(1, False), (2, False), (arch.kv, True)]:
         if a % t or arch.kv % t:
             continue

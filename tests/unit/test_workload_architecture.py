@@ -444,3 +444,60 @@ def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
     path = tmp_path / "config.json"
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps(_TINY_GPT2).encode())
     assert Workload.from_hf_config(path) == Workload.from_hf_config(_TINY_GPT2)
+
+
+def test_every_workload_field_is_declared_by_one_knob() -> None:
+    """Each number and choice of a workload is a knob; name, source, pattern and mixer_shapes (records) are not."""
+    import dataclasses
+
+    from mlsysim_nb.model.knob import knobs
+
+    fields = {f.name for f in dataclasses.fields(Workload) if f.init}
+    assert set(knobs(Workload)) == fields - {"name", "source", "pattern", "mixer_shapes"}
+    assert knobs(Workload)["kv_heads"].high == 2**16
+    assert [v for _, v in knobs(Workload)["mlp"].choices] == ["plain", "gated"]
+
+
+def test_a_knob_s_bound_is_the_workload_s_and_the_config_reader_s() -> None:
+    """Layers' knob says 100,000: a workload of 100,001 layers and a config.json of as many are refused, each by it."""
+    from mlsysim_nb.model.knob import knobs
+
+    assert knobs(Workload)["layers"].high == 100_000
+    with pytest.raises(FieldError, match=r"Workload\.layers: must be at most 100,000"):
+        Workload(name="deep", parameters=1, layers=100_001)
+    with pytest.raises(FieldError, match=r"num_hidden_layers.*must be at most 100,000, got 100,001"):
+        Workload.from_hf_config(_LLAMA | {"num_hidden_layers": 100_001})
+
+
+def test_the_inputs_table_reads_each_label_from_the_knob() -> None:
+    """workload_rows labels each field as its knob does (the shape as the notation writes it, the rest too)."""
+    from mlsysim_nb.model.knob import knobs
+    from mlsysim_nb.model.notation import RECORD_QUANTITIES
+    from mlsysim_nb.records.workloads import workload_rows
+
+    rows = {name: label for name, label, _ in workload_rows(Workloads.configuration("mixtral-8x7b"))}
+    assert rows["workload.kv_heads"] == "key/value heads"
+    label = knobs(Workload)["experts_per_token"].label
+    assert rows["workload.experts_per_token"] == label
+    assert label == "experts per token"
+    for name in ("layers", "hidden_dim", "heads", "kv_heads", "context_length"):  # the notation's rows agree
+        assert RECORD_QUANTITIES[name] == knobs(Workload)[name].quantity(name)
+
+
+def test_variant_checks_a_change_by_its_knob() -> None:
+    """Workload.variant refuses a value outside the knob's range by the field's name, as a scenario's does."""
+    with pytest.raises(FieldError, match=r"Workload\.hidden_dim: must be at most 1,048,576"):
+        Workloads.LLAMA3_8B.variant(hidden_dim=2**20 + 1)
+    with pytest.raises(FieldError, match=r"Workload\.norm: must be one of 'layernorm', 'rmsnorm', got 'batchnorm'"):
+        Workloads.LLAMA3_8B.variant(norm="batchnorm")
+
+
+def test_architecture_takes_the_workload_s_names() -> None:
+    """Workload.architecture() is the workload's own fields under their names (no hidden/ffn/vocab/tied renaming)."""
+    import dataclasses
+
+    arch = Workloads.configuration("llama-3.1-8b").architecture()
+    shared = {f.name for f in dataclasses.fields(arch)} & {f.name for f in dataclasses.fields(Workload)}
+    assert {"hidden_dim", "ffn_dim", "vocab_size", "tied_embeddings", "context_length", "kv_heads"} <= shared
+    assert (arch.hidden_dim, arch.ffn_dim, arch.vocab_size, arch.tied_embeddings) == (4096, 14336, 128256, False)
+    assert arch.kv == 8 and Workloads.LLAMA2_7B.architecture().kv == 32  # kv_heads not stated: the heads

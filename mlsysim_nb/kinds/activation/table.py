@@ -76,7 +76,7 @@ def architecture(workload: Workload, implementation: str, ffn_multiple: int) -> 
     shaped = workload if workload.heads is not None else dataclasses.replace(workload, heads=heads)
     arch = shaped.architecture(reference=reference_layer(workload, implementation))
     if workload.ffn_dim is None:
-        arch = dataclasses.replace(arch, ffn=ffn_multiple * workload.hidden_dim)  # type: ignore[operator]
+        arch = dataclasses.replace(arch, ffn_dim=ffn_multiple * workload.hidden_dim)  # type: ignore[operator]
     return arch
 
 
@@ -176,7 +176,7 @@ def outside_bytes(workload: Workload, inputs: dict[str, Any], sequence: Any) -> 
 
 def paper_coefficients(ffn_multiple: int = 4) -> dict[str, float]:
     """The paper's GPT layer as the reference counts it: ``n_tok = (18 + 4f)/2``, ``n_score = 5/2``, no fixed bytes."""
-    arch = Architecture(hidden=1, heads=1, ffn=ffn_multiple)
+    arch = Architecture(hidden_dim=1, heads=1, ffn_dim=ffn_multiple)
     found = _coefficients(arch, "megatron", "eager", narrow=True, reference=True)
     names = ("token_units", "token_fixed_bytes", "score_units", "score_fixed_bytes")
     return dict(zip(names, found, strict=True))

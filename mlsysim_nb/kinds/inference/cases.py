@@ -49,7 +49,7 @@ def opt_13b() -> Any:
     from mlsysim_nb.layers import Architecture, parameter_count
     from mlsysim_nb.records.workloads import Workload
 
-    arch = Architecture(hidden=5120, heads=40, ffn=20480, vocab=50272, max_positions=2048)
+    arch = Architecture(hidden_dim=5120, heads=40, ffn_dim=20480, vocab_size=50272, context_length=2048)
     return Workload(
         name="OPT-13B",
         parameters=parameter_count(arch, 40),

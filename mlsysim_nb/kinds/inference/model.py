@@ -10,6 +10,7 @@ reads of the layer table in :mod:`mlsysim_nb.kinds.inference.table`, its named c
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -20,7 +21,7 @@ from mlsysim_nb.errors import FieldError
 from mlsysim_nb.kinds.inference.physics import EQUATIONS
 from mlsysim_nb.kinds.inference.table import kept_groups, parameter_groups
 from mlsysim_nb.kinds.inference.view import InferenceView, notes
-from mlsysim_nb.layers import cache_values, mixers, tensor_parallel_refusal
+from mlsysim_nb.layers import Architecture, CacheValues, cache_values, mixers, tensor_parallel_refusal
 from mlsysim_nb.model.changes import changed_fields
 from mlsysim_nb.model.equations import Equations
 from mlsysim_nb.model.knob import CONTEXT_WINDOW, declared_knobs, knob, record
@@ -50,6 +51,12 @@ _RESERVE_HELP = (
     "share of each device's memory the engine keeps out of weights and cache (activations, workspaces, CUDA "
     "context); 0.1 is what vLLM's default gpu_memory_utilization = 0.9 leaves"
 )
+
+
+@functools.lru_cache(maxsize=256)
+def _cache_values(arch: Architecture, tensor_parallel: int) -> CacheValues:
+    """The layer table's cache values under vLLM's split, once per architecture and t (a sweep's t: each call)."""
+    return cache_values(arch, tensor_parallel=tensor_parallel, engine="vllm")
 
 
 def _first(values: Any, bad: Any) -> Any:
@@ -229,7 +236,9 @@ class InferenceMemoryScenario(InferenceView, Scenario):
         alone; a pattern of full-context layers beside layers of one window, or beside fixed states (a hybrid's
         state-space layers), gives the windowed layers' values and the state per sequence apart.
         """
-        found = cache_values(w.architecture(), tensor_parallel=env["tensor_parallel"], engine="vllm")
+        t = env["tensor_parallel"]
+        found = _cache_values(w.architecture(), int(t)) if np.ndim(t) == 0 else (
+            cache_values(w.architecture(), tensor_parallel=t, engine="vllm"))  # fmt: skip
         per_window = dict(found.per_token)
         total = sum(per_window.values())
         alike = set(per_window) <= {w.sliding_window} and not np.any(found.per_sequence)

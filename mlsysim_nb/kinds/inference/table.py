@@ -56,7 +56,7 @@ def _groups(arch: Architecture, layer_count: int, keep: frozenset[str] | None = 
                 replicated += count
             if row.per_expert:
                 experts += count
-            if times == 1 and row.key in _LOOKUPS and not (row.key == "embedding" and arch.tied):
+            if times == 1 and row.key in _LOOKUPS and not (row.key == "embedding" and arch.tied_embeddings):
                 if split:
                     lookup_split += count
                 else:

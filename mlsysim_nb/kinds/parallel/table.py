@@ -61,13 +61,13 @@ def _coefficients(
         else:
             tp += line.bytes
     # one token of one sequence: a token row holds (its coefficient)·h bytes, a score row (its bytes)·a
-    return sp / arch.hidden, tp / arch.hidden, score / (arch.heads or 1)  # a score row needs heads to exist
+    return sp / arch.hidden_dim, tp / arch.hidden_dim, score / (arch.heads or 1)  # a score row needs heads to exist
 
 
 def _architecture(workload: Any, ffn_multiple: int) -> Architecture:
     arch: Architecture = workload.architecture(reference=workload.reference_style)
     if workload.reference_style:  # the reference's MLP is ffn_multiple·h wide (the activation scenario's f)
-        arch = dataclasses.replace(arch, ffn=int(ffn_multiple) * arch.hidden)
+        arch = dataclasses.replace(arch, ffn_dim=int(ffn_multiple) * arch.hidden_dim)
     return arch
 
 

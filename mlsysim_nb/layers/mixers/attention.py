@@ -81,8 +81,8 @@ class Attention(Mixer):
             raise FieldError("Architecture", "heads", "is needed by an attention layer; give the attention heads")
         if arch.heads % arch.kv:
             raise FieldError("Architecture", "kv_heads", f"must divide heads ({arch.heads}), got {arch.kv}")
-        if arch.head_dim is None and arch.hidden % arch.heads:
-            msg = f"must divide hidden ({arch.hidden}) unless head_dim is given, got {arch.heads}"
+        if arch.head_dim is None and arch.hidden_dim % arch.heads:
+            msg = f"must divide hidden_dim ({arch.hidden_dim}) unless head_dim is given, got {arch.heads}"
             raise FieldError("Architecture", "heads", msg)
 
     def weights(self, arch: Architecture) -> tuple[Weight, ...]:
@@ -109,7 +109,7 @@ class Attention(Mixer):
     def saved(self, arch: Architecture, implementation: str, attention: str, device: str) -> tuple[Saved, ...]:
         """The block's rows, from its input to the output projection's input, in forward order."""
         if implementation == "megatron":
-            core = _paper_fused() if attention == "fused" else _paper_eager(arch)
+            core = _fused("fused attention") if attention == "fused" else _paper_eager(arch)
             head = [Saved("qkv_input", "QKV input", "attention", _H, split="sp", paper="qkv_input")]
         else:
             from mlsysim_nb.layers.transformers import family
@@ -156,6 +156,16 @@ class Attention(Mixer):
         return None
 
 
+def _score_dropout() -> list[Saved]:
+    """The softmax's dropout: its one-byte mask and its output, both s² per head (both accountings)."""
+    return [
+        Saved("softmax_dropout_mask", "softmax dropout mask", "attention", _SCORES, width="mask",
+              recompute="selective", paper="softmax_dropout_mask"),
+        Saved("softmax_dropout_output", "softmax dropout output", "attention", _SCORES, recompute="selective",
+              paper="softmax_dropout_output"),
+    ]  # fmt: skip
+
+
 def _paper_eager(arch: Architecture) -> list[Saved]:
     rows = [
         Saved("q", "Q for QKᵀ", "attention", _HEADS, paper="qk"),
@@ -164,23 +174,19 @@ def _paper_eager(arch: Architecture) -> list[Saved]:
               paper="softmax_output"),
     ]  # fmt: skip
     if arch.attention_dropout > 0:
-        rows += [
-            Saved("softmax_dropout_mask", "softmax dropout mask", "attention", _SCORES, width="mask",
-                  recompute="selective", paper="softmax_dropout_mask"),
-            Saved("softmax_dropout_output", "softmax dropout output", "attention", _SCORES,
-                  recompute="selective", paper="softmax_dropout_output"),
-        ]  # fmt: skip
+        rows += _score_dropout()
     rows.append(Saved("v", "V", "attention", _KV_HEADS, paper="v"))
     return rows
 
 
-def _paper_fused() -> list[Saved]:
+def _fused(who: str) -> list[Saved]:
+    """What a fused kernel keeps: Q, K and V and one FP32 log-sum-exp per row and head; ``who`` keeps them."""
     return [
         Saved("q", "Q", "attention", _HEADS, paper="qk"),
         Saved("k", "K", "attention", _KV_HEADS, paper="qk"),
         Saved("v", "V", "attention", _KV_HEADS, paper="v"),
         Saved("lse", "log-sum-exp per row (FP32)", "attention", ("b", "a", "s"), width="fp32",
-              note=f"fused attention keeps {_LSE}"),
+              note=f"{who} keeps {_LSE}"),
     ]  # fmt: skip
 
 
@@ -194,12 +200,7 @@ def _framework_eager(arch: Architecture, llama: bool) -> list[Saved]:
               note=_SOFTMAX_FP32 if llama else ""),
     ]  # fmt: skip
     if arch.attention_dropout > 0:
-        rows += [
-            Saved("softmax_dropout_mask", "softmax dropout mask", "attention", _SCORES, width="mask",
-                  recompute="selective", paper="softmax_dropout_mask"),
-            Saved("softmax_dropout_output", "softmax dropout output", "attention", _SCORES, recompute="selective",
-                  paper="softmax_dropout_output"),
-        ]  # fmt: skip
+        rows += _score_dropout()
     elif llama:
         rows.append(Saved("softmax_cast", "softmax output in the activation dtype", "attention", _SCORES,
                           recompute="selective", narrow_only=True, note=_SOFTMAX_CAST))  # fmt: skip
@@ -220,13 +221,7 @@ def _framework_fused(arch: Architecture, device: str) -> list[Saved]:
                   recompute="selective", paper="softmax_dropout_output", note=_MATH),
             Saved("v", "V (FP32, every head)", "attention", _HEADS, width="fp32", paper="v", note=_MATH),
         ]  # fmt: skip
-    return [
-        Saved("q", "Q", "attention", _HEADS, paper="qk"),
-        Saved("k", "K", "attention", _KV_HEADS, paper="qk"),
-        Saved("v", "V", "attention", _KV_HEADS, paper="v"),
-        Saved("lse", "log-sum-exp per row (FP32)", "attention", ("b", "a", "s"), width="fp32",
-              note=f"the fused kernel keeps {_LSE}"),
-    ]  # fmt: skip
+    return _fused("the fused kernel")
 
 
 MIXER = Attention()
