@@ -24,7 +24,8 @@ from mlsysim_nb.layers.rows import Dims
 __all__ = ["ACTIVATIONS", "BIASES", "MLPS", "NORMS", "POSITIONS", "Architecture", "Layer"]
 
 MLPS = ("plain", "gated")
-ACTIVATIONS = ("gelu", "gelu_new", "silu")
+#: ``gelu_pytorch_tanh`` is Gemma's name for the tanh approximation ``gelu_new`` computes (no parameters either way).
+ACTIVATIONS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "silu")
 NORMS = ("layernorm", "rmsnorm")
 #: Which linear layers have biases: all (GPT), only Q, K and V (Qwen2), none (Llama, Mistral, Mixtral).
 BIASES = ("all", "qkv", "none")
@@ -52,12 +53,17 @@ class Layer:
 
     mixer: str = "attention"
     window: int | None = None
+    #: A dense MLP in a mixture of experts (DeepSeek's first ``first_k_dense_replace`` layers), of width
+    #: ``Architecture.dense_ffn``.
+    dense: bool = False
 
     def __post_init__(self) -> None:
         """Refuse an unknown mixer or a window that is not a whole number of tokens, naming the field."""
         mixers.find(self.mixer, "Layer", "mixer")
         if self.window is not None:
             _whole("Layer", "window", self.window, minimum=1)
+        if not isinstance(self.dense, bool):
+            raise FieldError("Layer", "dense", f"must be True or False, got {self.dense!r}")
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,19 @@ class Architecture:
     layers: int | None = None
     sliding_window: int | None = None
     pattern: tuple[Layer, ...] = ()
+    #: RMSNorm scales over the head dimension on Q and K (Qwen3, Gemma 3): 2·d parameters per attention layer.
+    qk_norm: bool = False
+    #: Norms after attention and after the MLP as well as before (Gemma 2 and 3): four norms per layer.
+    sandwich_norms: bool = False
+    #: One learned attention sink per head (gpt-oss): ``a`` parameters per attention layer.
+    attention_sinks: bool = False
+    #: A bias on the router's logits (gpt-oss): ``E`` parameters per layer.
+    router_bias: bool = False
+    #: The MLP width of a mixture's dense layers (``Layer.dense``); ``ffn`` (one expert's) unless given.
+    dense_ffn: int | None = None
+    #: Sizes of the symbols of the pattern's other mixers, as ``(symbol, size)`` pairs (latent attention's
+    #: ``r_kv``, a state-space layer's ``N_ssm``; each mixer's module lists its own).
+    mixer_shapes: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
         """Refuse a layer that cannot exist, naming the field and the rule (the workload checks its own first)."""
@@ -112,7 +131,8 @@ class Architecture:
     def _check_counts(self) -> None:
         for name in ("hidden_dim", "experts_per_token"):
             _whole("Architecture", name, getattr(self, name), minimum=1)
-        names = ("heads", "kv_heads", "head_dim", "ffn_dim", "vocab_size", "context_length", "layers", "sliding_window")
+        names = ("heads", "kv_heads", "head_dim", "ffn_dim", "vocab_size", "context_length", "layers", "sliding_window",
+                 "dense_ffn")  # fmt: skip
         for name in names:
             if getattr(self, name) is not None:
                 _whole("Architecture", name, getattr(self, name), minimum=1)
@@ -143,6 +163,14 @@ class Architecture:
         """Whether the MLP is a mixture of routed experts."""
         return self.experts > 0
 
+    def shape(self, symbol: str) -> int:
+        """The size ``mixer_shapes`` gives ``symbol``; a :class:`FieldError` naming ``mixer_shapes`` if none."""
+        for name, size in self.mixer_shapes:
+            if name == symbol:
+                return size
+        _refuse("mixer_shapes", f"must give the size of {symbol!r}, which a layer of the pattern reads")
+        raise AssertionError  # unreachable: _refuse raises
+
     def layer_counts(self) -> tuple[tuple[Layer, int], ...]:
         """Each kind of layer and how many of the model's layers are of it (see :attr:`_counts`)."""
         return self._counts
@@ -168,7 +196,7 @@ class Architecture:
 
     def dims(self, seq_len: int, micro_batch: int) -> Dims:
         """The symbols' sizes for a run of ``micro_batch`` sequences of ``seq_len`` tokens."""
-        extra: dict[str, int] = {}
+        extra: dict[str, int] = {"f_dense": self.dense_ffn or self.f} if self.moe else {}
         for layer in self.layer_kinds():
             extra.update(mixers.find(layer.mixer).symbols(self))
         return Dims(

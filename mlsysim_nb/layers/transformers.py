@@ -23,7 +23,10 @@ __all__ = ["FAMILIES", "MODEL_TYPES", "family", "transformers_layer", "transform
 #: The Hugging Face model types whose modules this accounting follows, by module family.
 FAMILIES = {"gpt2": "gpt2", "llama": "llama", "mistral": "llama", "qwen2": "llama", "mixtral": "llama"}
 #: The Hugging Face model types a workload may name (``Workload.from_hf_config`` reads their config.json).
-MODEL_TYPES = tuple(FAMILIES)
+#: The 2025 families are read too; the transformers accounting of their saved tensors is not described (refused).
+MODEL_TYPES = (
+    *FAMILIES, "qwen3", "qwen3_moe", "gemma2", "gemma3_text", "gpt_oss", "deepseek_v2", "deepseek_v3", "bamba",
+)  # fmt: skip
 
 _T = ("s", "b")
 _H = ("s", "b", "h")

@@ -21,16 +21,16 @@ def _norm(arch: Architecture, key: str, block: str) -> list[Weight]:
                    count=2 if arch.norm == "layernorm" else 1)]  # fmt: skip
 
 
-def _mlp(arch: Architecture, block: str, *, per_expert: bool = False, count: int = 1) -> list[Weight]:
+def _mlp(arch: Architecture, block: str, *, per_expert: bool = False, count: int = 1, f: str = "f") -> list[Weight]:
     ins = 2 if arch.mlp == "gated" else 1
     rows = [
         Weight(f"{block}_in", "gate and up projections" if ins == 2 else "up projection", block,
-               ("h", "f"), count=ins * count, per_expert=per_expert),
-        Weight(f"{block}_out", "down projection", block, ("f", "h"), count=count, per_expert=per_expert),
+               ("h", f), count=ins * count, per_expert=per_expert),
+        Weight(f"{block}_out", "down projection", block, (f, "h"), count=count, per_expert=per_expert),
     ]  # fmt: skip
     if arch.bias == "all":
         rows += [
-            Weight(f"{block}_in_bias", "up projection bias", block, ("f",), count=ins * count, per_expert=per_expert),
+            Weight(f"{block}_in_bias", "up projection bias", block, (f,), count=ins * count, per_expert=per_expert),
             Weight(f"{block}_out_bias", "down projection bias", block, ("h",), count=count, per_expert=per_expert),
         ]
     return rows
@@ -38,15 +38,20 @@ def _mlp(arch: Architecture, block: str, *, per_expert: bool = False, count: int
 
 def layer_weights(arch: Architecture, layer: Layer | None = None) -> tuple[Weight, ...]:
     """The weights of one decoder layer: norms, the mixer's (``layer``'s; the pattern's first by default), MLP."""
-    mixer = mixers.find((layer or arch.layer_kinds()[0]).mixer)
+    layer = layer or arch.layer_kinds()[0]
+    mixer = mixers.find(layer.mixer)
     rows = [*_norm(arch, "norm1", "layer norms"), *mixer.weights(arch), *_norm(arch, "norm2", "layer norms")]
-    if arch.moe:
+    if arch.sandwich_norms:  # Gemma 2 and 3: a norm after attention and after the MLP too
+        rows += [*_norm(arch, "norm3", "layer norms"), *_norm(arch, "norm4", "layer norms")]
+    if arch.moe and not layer.dense:
         rows.append(Weight("router", "router", "router", ("E", "h")))
+        if arch.router_bias:
+            rows.append(Weight("router_bias", "router bias", "router", ("E",)))
         rows += _mlp(arch, "experts", per_expert=True)
         if arch.shared_experts:
             rows += _mlp(arch, "shared", count=arch.shared_experts)
     else:
-        rows += _mlp(arch, "MLP")
+        rows += _mlp(arch, "MLP", f="f_dense" if arch.moe else "f")
     return tuple(rows)
 
 

@@ -1,7 +1,10 @@
-"""Reading a Hugging Face ``config.json`` into a workload's fields, for the GPT-2, Llama, Mistral, Qwen2, Mixtral types.
+"""Reading a Hugging Face ``config.json`` into a workload's fields, for GPT-2, Llama and the families built on it.
+
+GPT-2, Llama, Mistral, Qwen2, Mixtral, and the 2025 families (Qwen3, Qwen3-MoE, Gemma 2 and 3, gpt-oss,
+DeepSeek-V2 and V3, Bamba; :mod:`mlsysim_nb.records.hf_families`).
 
 The keys read are those of transformers' own configuration classes (``GPT2Config``, ``LlamaConfig``,
-``MistralConfig``, ``Qwen2Config``, ``MixtralConfig``), with their defaults where a file leaves a key out.
+``MistralConfig``, ``Qwen2Config``, ``MixtralConfig``, ...), with their defaults where a file leaves a key out.
 An option that changes what a layer holds or keeps in a way the layer table does not describe is refused
 by name, never ignored; options that change neither (token ids, epsilons, rope frequencies, dtype) are
 not read. ``architectures`` is read: only the family's causal language model (``LlamaForCausalLM``,
@@ -40,8 +43,11 @@ _OWNER = "Workload.from_hf_config"
 MAX_CONFIG_BYTES = 1 << 20
 #: The most keys a configuration may hold (published ones hold under a hundred).
 _MAX_KEYS = 10_000
-#: Families whose attention caches a compressed latent (DeepSeek-V2's multi-head latent attention)
-_LATENT_ATTENTION = ("deepseek_v2", "deepseek_v3")
+#: The quantisation methods a checkpoint may state: the count is of the model's parameters either way (the serving
+#: kind's ``weight_format`` states how they are stored); DeepSeek-V3's block FP8, gpt-oss's MXFP4.
+_QUANTIZATIONS = ("fp8", "mxfp4")
+#: Most of any count read beyond the workload's own fields (a latent width, a state size, a number of layers).
+_OTHER_BOUND = 2**24
 #: The one model class of each family the layer table describes: its causal language model.
 CAUSAL_LM = {
     "gpt2": "GPT2LMHeadModel",
@@ -49,6 +55,14 @@ CAUSAL_LM = {
     "mistral": "MistralForCausalLM",
     "qwen2": "Qwen2ForCausalLM",
     "mixtral": "MixtralForCausalLM",
+    "qwen3": "Qwen3ForCausalLM",
+    "qwen3_moe": "Qwen3MoeForCausalLM",
+    "gemma2": "Gemma2ForCausalLM",
+    "gemma3_text": "Gemma3ForCausalLM",
+    "gpt_oss": "GptOssForCausalLM",
+    "deepseek_v2": "DeepseekV2ForCausalLM",
+    "deepseek_v3": "DeepseekV3ForCausalLM",
+    "bamba": "BambaForCausalLM",
 }
 
 #: Options refused when set to anything but the value given: each changes the layers beyond the table.
@@ -56,10 +70,12 @@ _REFUSED: dict[str, dict[str, Any]] = {
     "gpt2": {"add_cross_attention": False, "scale_attn_by_inverse_layer_idx": False, "reorder_and_upcast_attn": False},
     "llama": {"attention_bias": False, "mlp_bias": False, "pretraining_tp": 1},
     "mistral": {},
-    "qwen2": {"use_sliding_window": False},
+    "qwen2": {},
     "mixtral": {"router_jitter_noise": 0.0},
+    "gpt_oss": {"attention_bias": True},
+    "bamba": {"attention_bias": False, "mlp_bias": False},
 }
-_ACTIVATIONS = {"gpt2": ("gelu_new", "gelu"), "llama": ("silu",)}
+_ACTIVATIONS = {"gpt2": ("gelu_new", "gelu"), "llama": ("silu",), "gemma": ("gelu_pytorch_tanh",)}
 _ANYWHERE = ("quantization_config",)
 #: The config.json key each workload field is read from, so that a refusal names the key in the file.
 _KEYS = {
@@ -76,6 +92,19 @@ _KEYS = {
 }  # fmt: skip
 #: The JSON value types a key may hold, exactly (a subclass's methods are never called).
 _JSON_TYPES = (dict, list, str, int, float, bool, type(None))
+
+
+def _keys(model_type: str) -> dict[str, str]:
+    """The config.json key of each workload field of ``model_type``'s family."""
+    if model_type == "gpt2":
+        return _KEYS["gpt2"]
+    moe = {"deepseek_v2": ("moe_intermediate_size", "n_routed_experts"), "deepseek_v3": ("moe_intermediate_size",
+           "n_routed_experts"), "qwen3_moe": ("moe_intermediate_size", "num_experts")}  # fmt: skip
+    if model_type not in moe:
+        return _KEYS["llama"]
+    ffn, experts = moe[model_type]
+    extra = {"dense_ffn": "intermediate_size", "shared_experts": "n_shared_experts"}
+    return _KEYS["llama"] | {"ffn_dim": ffn, "experts": experts} | (extra if model_type != "qwen3_moe" else {})
 
 
 def _refuse_file(path: str, rule: str) -> FieldError:
@@ -166,17 +195,17 @@ class _Reader:
             raise FieldError(_OWNER, _where(key, self.fields.get(key)), rule)
         return value
 
-    def count(self, key: str, default: int | None, *, nullable: bool = False) -> int | None:
-        """A whole number (a JSON integer) from 1 up to the workload's bound for the field it becomes."""
+    def count(self, key: str, default: int | None, *, nullable: bool = False, minimum: int = 1) -> Any:
+        """A whole number (a JSON integer) from ``minimum`` up to the workload's bound for the field it becomes."""
         value = self._get(key, default, nullable=nullable)
         if value is None:
             return None
         where = _where(key, self.fields.get(key))
         if type(value) is not int:
             raise FieldError(_OWNER, where, f"must be a whole number (a JSON integer), got {_shown(value)}")
-        if value < 1:
-            raise FieldError(_OWNER, where, f"must be a whole number of at least 1, got {_shown(value)}")
-        limit = self.bounds[self.fields[key]]
+        if value < minimum:
+            raise FieldError(_OWNER, where, f"must be a whole number of at least {minimum}, got {_shown(value)}")
+        limit = self.bounds.get(self.fields.get(key, key), _OTHER_BOUND)
         if value > limit:
             raise FieldError(_OWNER, where, f"must be at most {limit:,}, got {show_number(value)}")
         return value
@@ -209,7 +238,10 @@ class _Reader:
 def _refuse(model_type: str, c: dict[str, Any]) -> None:
     for key in _ANYWHERE:
         if key in c and _value(c, key):  # a JSON value's truth is safe to ask: null, {} and false are "none"
-            raise FieldError(_OWNER, key, "is not supported: the layer table describes unquantized weights")
+            method = c[key].get("quant_method") if type(c[key]) is dict else None
+            if method not in _QUANTIZATIONS:
+                msg = f"is not supported: only quant_method {' or '.join(map(repr, _QUANTIZATIONS))}, got {method!r}"
+                raise FieldError(_OWNER, key, msg)
     family = model_type if model_type in ("gpt2", "qwen2", "mixtral") else "llama"
     for key, allowed in {**_REFUSED[family], **_REFUSED.get(model_type, {})}.items():
         if key in c and _value(c, key) is not None and not _same(c[key], allowed):
@@ -251,41 +283,51 @@ def _gpt2(r: _Reader) -> dict[str, Any]:
 
 
 def _llama(model_type: str, r: _Reader) -> dict[str, Any]:
+    from mlsysim_nb.records.hf_families import FAMILY_DEFAULTS, NEW_FAMILIES, family_fields, windows
+
+    given = FAMILY_DEFAULTS.get(model_type, {})
     for key in ("num_attention_heads", "num_hidden_layers", "hidden_size", "intermediate_size", "vocab_size"):
-        if r.c.get(key) is None:
+        if r.c.get(key) is None and key not in given:
             raise FieldError(_OWNER, key, f"is required in a {model_type} config.json")
-    heads = r.count("num_attention_heads", None)
-    kv = r.count("num_key_value_heads", None, nullable=True)
-    hidden = r.count("hidden_size", None)
+    heads = r.count("num_attention_heads", given.get("num_attention_heads"))
+    kv = r.count("num_key_value_heads", given.get("num_key_value_heads"), nullable=True)
+    hidden = r.count("hidden_size", given.get("hidden_size"))
+    gemma = model_type.startswith("gemma")
+    activation = (r.choice("hidden_activation", "gelu_pytorch_tanh", _ACTIVATIONS["gemma"]) if gemma
+                  else r.choice("hidden_act", "silu", _ACTIVATIONS["llama"]))  # fmt: skip
     fields = {
-        "layers": r.count("num_hidden_layers", None), "hidden_dim": hidden, "heads": heads,
-        "kv_heads": kv, "head_dim": r.count("head_dim", None, nullable=True),
-        "context_length": r.count("max_position_embeddings", None), "ffn_dim": r.count("intermediate_size", None),
-        "mlp": "gated", "activation": r.choice("hidden_act", "silu", _ACTIVATIONS["llama"]), "norm": "rmsnorm",
+        "layers": r.count("num_hidden_layers", given.get("num_hidden_layers")), "hidden_dim": hidden, "heads": heads,
+        "kv_heads": kv, "head_dim": r.count("head_dim", given.get("head_dim"), nullable=True),
+        "context_length": r.count("max_position_embeddings", given.get("max_position_embeddings")),
+        "ffn_dim": r.count("intermediate_size", given.get("intermediate_size")),
+        "mlp": "gated", "activation": activation, "norm": "rmsnorm",
         "attention_dropout": r.probability("attention_dropout", 0.0), "hidden_dropout": 0.0,
-        "vocab_size": r.count("vocab_size", None), "tied_embeddings": r.switch("tie_word_embeddings", default=False),
+        "vocab_size": r.count("vocab_size", given.get("vocab_size")),
+        "tied_embeddings": r.switch("tie_word_embeddings", default=given.get("tie_word_embeddings", False)),
         "bias": "qkv" if model_type == "qwen2" else "none", "positions": "rotary",
     }  # fmt: skip
-    if fields["head_dim"] is not None and heads is not None and fields["head_dim"] * heads == hidden:
-        fields["head_dim"] = None  # h/a, the default: config.to_dict() writes it out, config.json may not
+    if model_type in NEW_FAMILIES:
+        return _tidy(family_fields(model_type, r, fields), heads, hidden)
+    if model_type == "qwen2":  # Qwen2's window applies from max_window_layers on, with use_sliding_window
+        windows(model_type, r, fields)
+    _tidy(fields, heads, hidden)
     if model_type in ("mistral", "mixtral"):  # MistralConfig's default window is 4096, MixtralConfig's None
         window = r.count("sliding_window", 4096 if model_type == "mistral" else None, nullable=True)
         fields["sliding_window"] = window
-    # qwen2's sliding_window counts only with use_sliding_window, which is refused above: every layer sees all
     if model_type == "mixtral":
         fields |= {"experts": r.count("num_local_experts", 8), "experts_per_token": r.count("num_experts_per_tok", 2)}
     return fields
 
 
+def _tidy(fields: dict[str, Any], heads: int | None, hidden: int | None) -> dict[str, Any]:
+    """``head_dim`` left out where it is h/a, the default: config.to_dict() writes it out, config.json may not."""
+    if fields["head_dim"] is not None and heads is not None and fields["head_dim"] * heads == hidden:
+        fields["head_dim"] = None
+    return fields
+
+
 def _model_type(c: dict[str, Any]) -> str:
     model_type = _value(c, "model_type") if "model_type" in c else None
-    if model_type in _LATENT_ATTENTION or ("kv_lora_rank" in c and _value(c, "kv_lora_rank") is not None):
-        msg = (
-            f"is not supported: multi-head latent attention (DeepSeek-V2/V3's kv_lora_rank, model_type "
-            f"{_shown(model_type)}) caches one compressed latent per token, not keys and values per head, and is not "
-            "modelled"
-        )
-        raise FieldError(_OWNER, "kv_lora_rank", msg)
     if type(model_type) is not str or model_type not in MODEL_TYPES:
         raise FieldError(
             _OWNER, "model_type", f"must be one of {', '.join(map(repr, MODEL_TYPES))}, got {_shown(model_type)}"
@@ -305,7 +347,7 @@ def read_hf_config(config: Any, *, bounds: dict[str, int], name: str | None = No
     c = _load(config)
     model_type = _model_type(c)
     _refuse(model_type, c)
-    keys = _KEYS["gpt2" if model_type == "gpt2" else "llama"]
+    keys = _keys(model_type)
     reader = _Reader(c, keys, bounds)
     fields = _gpt2(reader) if model_type == "gpt2" else _llama(model_type, reader)
     fields["model_type"] = model_type
@@ -323,7 +365,7 @@ def read_hf_config(config: Any, *, bounds: dict[str, int], name: str | None = No
 @contextlib.contextmanager
 def translated(model_type: str) -> Iterator[None]:
     """Re-raise a workload's or the layer table's refusal under the config.json key of the field it names."""
-    keys = _KEYS["gpt2" if model_type == "gpt2" else "llama"]
+    keys = _keys(model_type)
     try:
         yield
     except FieldError as error:

@@ -14,10 +14,11 @@ import numpy as np
 
 from mlsysim_nb.errors import FieldError, FieldUnitError
 from mlsysim_nb.layers.architecture import Layer
+from mlsysim_nb.model.counts import check_count
 from mlsysim_nb.model.fields import check_plain
 from mlsysim_nb.model.knob import Knob
 
-__all__ = ["check_experts", "check_field", "check_pattern"]
+__all__ = ["check_experts", "check_field", "check_mixer_shapes", "check_pattern"]
 
 #: The fields whose knob is a share but whose value is a probability of dropping, never 1.
 _PROBABILITIES = frozenset({"attention_dropout", "hidden_dropout"})
@@ -88,6 +89,23 @@ def check_pattern(owner: str, value: Any) -> tuple[Layer, ...]:
         return tuple(layer if isinstance(layer, Layer) else Layer(layer) for layer in value)
     except FieldError as err:
         raise FieldError(owner, "pattern", err.reason) from None
+
+
+def check_mixer_shapes(owner: str, value: Any) -> tuple[tuple[str, int], ...]:
+    """``(symbol, size)`` pairs: a symbol once, a whole size from 0 (latent attention's ``r_q`` may be 0)."""
+    rule = "must be (symbol, size) pairs such as (('r_kv', 512),), each symbol once, each size a whole number"
+    if isinstance(value, dict):
+        value = tuple(value.items())
+    if not isinstance(value, (tuple, list)) or not all(isinstance(p, (tuple, list)) and len(p) == 2 for p in value):
+        raise FieldError(owner, "mixer_shapes", f"{rule}, got {value!r}")
+    out = []
+    for symbol, size in value:
+        if not isinstance(symbol, str) or not symbol.isidentifier():
+            raise FieldError(owner, "mixer_shapes", f"{rule}, got the symbol {symbol!r}")
+        out.append((symbol, int(check_count(owner, "mixer_shapes", size, minimum=0, maximum=2**24))))
+    if len({symbol for symbol, _ in out}) != len(out):
+        raise FieldError(owner, "mixer_shapes", f"{rule}, got a symbol twice in {value!r}")
+    return tuple(out)
 
 
 def check_experts(owner: str, declared: dict[str, Knob], experts: Any, per_token: Any, shared: Any) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from mlsysim_nb.layers.transformers import MODEL_TYPES
 from mlsysim_nb.model.fields import check_count
 from mlsysim_nb.model.knob import knob, knobs, label_and_help, record
 from mlsysim_nb.records.models import configuration_keys, read_configuration
-from mlsysim_nb.records.workload_checks import check_experts, check_field, check_pattern
+from mlsysim_nb.records.workload_checks import check_experts, check_field, check_mixer_shapes, check_pattern
 from mlsysim_nb.render.display import RichRepr
 from mlsysim_nb.units import Q_, ureg
 
@@ -40,7 +40,11 @@ SHAPE_FIELDS = ("layers", "hidden_dim", "heads", "kv_heads", "context_length")
 ARCHITECTURE_FIELDS = (
     "head_dim", "ffn_dim", "mlp", "activation", "norm", "attention_dropout", "hidden_dropout", "vocab_size",
     "tied_embeddings", "experts", "experts_per_token", "shared_experts", "bias", "positions", "model_type", "pattern",
+    "qk_norm", "sandwich_norms", "attention_sinks", "router_bias", "dense_ffn", "mixer_shapes",
 )  # fmt: skip
+
+
+_YES_NO = (("no", False), ("yes", True))
 
 
 def _choices(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -169,6 +173,31 @@ class Workload(RichRepr):
         (), label="layers' pattern (mixer and window), repeated over the layers",
         help="each layer's mixer and window, repeated over layers; empty: attention everywhere",
     )  # fmt: skip
+    qk_norm: bool = knob(
+        default=False, kind="choice", label="norms on Q and K", choices=_YES_NO,
+        help="an RMSNorm over each head's Q and K (Qwen3, Gemma 3): 2·d parameters a layer",
+    )  # fmt: skip
+    sandwich_norms: bool = knob(
+        default=False, kind="choice", label="norms after attention and the MLP too", choices=_YES_NO,
+        help="four norms a layer (Gemma 2 and 3)",
+    )  # fmt: skip
+    attention_sinks: bool = knob(
+        default=False, kind="choice", label="a learned attention sink per head", choices=_YES_NO,
+        help="gpt-oss: a parameters a layer",
+    )  # fmt: skip
+    router_bias: bool = knob(
+        default=False, kind="choice", label="router bias", choices=_YES_NO,
+        help="a bias on the router's logits (gpt-oss): E parameters a layer",
+    )  # fmt: skip
+    dense_ffn: int | None = knob(
+        None, kind="count", label="dense layers' MLP width (units)", high=2**24, optional=True,
+        help="the MLP width of a mixture's dense layers (DeepSeek's first_k_dense_replace); None: one expert's",
+    )  # fmt: skip
+    mixer_shapes: tuple[tuple[str, int], ...] = record(
+        (), label="sizes of the other mixers' symbols",
+        help="(symbol, size) pairs: latent attention's r_q, r_kv, d_rope, d_nope, d_v; Mamba-2's H_ssm, P_ssm, "
+        "N_ssm, G_ssm, K_conv",
+    )  # fmt: skip
     source: str = field(default="", compare=False)
     #: ``active_parameters`` as given (``None``: derived from ``parameters``), what ``variant()`` carries over
     _given_active: Any = field(default=None, init=False, repr=False, compare=False)
@@ -188,6 +217,7 @@ class Workload(RichRepr):
                 object.__setattr__(self, name, check_field(owner, name, declaration, getattr(self, name)))
         object.__setattr__(self, "parameters", Q_(self.parameters, "count"))
         object.__setattr__(self, "pattern", check_pattern(owner, self.pattern))
+        object.__setattr__(self, "mixer_shapes", check_mixer_shapes(owner, self.mixer_shapes))
         experts = check_experts(owner, declared, self.experts, self.experts_per_token, self.shared_experts)
         for name, value in experts.items():
             object.__setattr__(self, name, value)
@@ -315,7 +345,7 @@ class Workload(RichRepr):
     def shown_fields(self) -> list[tuple[str, Any]]:
         """The fields a table or repr shows: the shape, then each architecture field that is not the default."""
         shown = [(k, getattr(self, k)) for k in SHAPE_FIELDS]
-        shown += [(k, getattr(self, k)) for k, v in _defaults().items() if getattr(self, k) != v]
+        shown += [(k, _shown(k, getattr(self, k))) for k, v in _defaults().items() if getattr(self, k) != v]
         if self.active_parameters != self.parameters:
             shown.append(("active_parameters", int(self.active_parameters.magnitude)))
         if self.sliding_window is not None:
@@ -354,6 +384,26 @@ def _defaults() -> dict[str, Any]:
 #: The ``active_parameters`` a workload derived, by id, so that one passed back (by ``dataclasses.replace``)
 #: is known as derived and derived again from the new ``parameters``
 _DERIVED: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+
+
+def _shown(name: str, value: Any) -> Any:
+    """A field as a table shows it: the pattern as runs of layers (``3 × latent_attention (dense MLP), ...``)."""
+    if name == "mixer_shapes":
+        return ", ".join(f"{symbol}={size}" for symbol, size in value)
+    if name != "pattern":
+        return value
+    runs: list[list[Any]] = []
+    for layer in value:
+        if runs and runs[-1][0] == layer:
+            runs[-1][1] += 1
+        else:
+            runs.append([layer, 1])
+
+    def one(layer: Layer) -> str:
+        window = f" (window {layer.window:,})" if layer.window is not None else ""
+        return layer.mixer + window + (" (dense MLP)" if layer.dense else "")
+
+    return ", ".join(f"{count} × {one(layer)}" if count > 1 else one(layer) for layer, count in runs)
 
 
 def _is_scalar(value: Any) -> bool:

@@ -268,11 +268,13 @@ def test_a_shorter_context_window_is_blamed_on_the_new_workload() -> None:
     assert err.value.field == "workload"
 
 
-def test_latent_attention_configs_never_reach_the_kind() -> None:
-    """DeepSeek-V2/V3's multi-head latent attention is refused by from_hf_config, naming it as not modelled."""
-    config = {"model_type": "deepseek_v3", "kv_lora_rank": 512, "hidden_size": 7168, "num_attention_heads": 128}
-    with pytest.raises(FieldError, match="multi-head latent attention"):
-        Workload.from_hf_config(config)
+def test_latent_attention_caches_its_latent() -> None:
+    """DeepSeek-V3 served: 61 layers × (512 + 64) values × 2 B = 70,272 B per token, whole on each of 8 devices."""
+    from mlsysim_nb import Hardware, Workloads
+
+    s = InferenceMemoryScenario(workload=Workloads.configuration("deepseek-v3"), hardware=Hardware.H200)
+    assert s.kv_cache_per_token.m_as("B") == 61 * (512 + 64) * 2 == 70_272
+    assert s.variant(tensor_parallel=8).kv_cache_per_token.m_as("B") == 70_272
 
 
 def test_a_device_without_peak_flops_gives_no_speed() -> None:
@@ -368,8 +370,9 @@ def test_the_branching_formulas_are_few_and_listed() -> None:
     formulas = InferenceMemoryScenario.EQUATIONS.formulas
     branching = sorted(n for n, f in formulas.items() if f.is_branching)
     assert branching == [
-        "decode_allreduce_time", "kv_tokens", "max_context_length", "prefill_allreduce_time", "prompt_tokens",
-        "serving_link_bandwidth", "weights_read_per_step",
+        "block_waste", "decode_allreduce_time", "decode_flops_per_step", "expert_weights", "fit_blocks",
+        "kv_cache", "kv_tokens", "lookup_weights", "max_context_length", "prefill_allreduce_time", "prefill_flops",
+        "prompt_tokens", "sequence_memory", "serving_link_bandwidth", "weights", "weights_read_per_step",
     ]  # fmt: skip
 
 
@@ -401,7 +404,8 @@ def test_the_documented_formulas_are_the_code() -> None:
     notes = dict(InferenceMemoryScenario.NOTES)
     for name in ("kv_cache_per_token", "decode_flops_per_step", "experts_touched"):
         formula = InferenceMemoryScenario.EQUATIONS.formula(name)
-        assert f"{symbols[name].text()} = {formula.render(symbols, 'text')}" in notes["Equation"] + notes["Assumptions"]
+        written = formula.render(symbols, "text", case=formula.cases[-1])  # a branching one: its common case
+        assert f"{symbols[name].text()} = {written}" in notes["Equation"] + notes["Assumptions"]
     assert "M_w,read = M_w − M_lookup" in notes["Equation"]  # the dense step reads all but the lookup tables
     assert "F_step = B · (2 · P_mul + 4 · L · a · d · s_kv) / t" in notes["Equation"]  # P_mul, not P_active
     doc = InferenceMemoryScenario.__doc__ or ""

@@ -119,7 +119,7 @@ def test_every_shipped_configuration_is_tested() -> None:
         ({"pretraining_tp": 2}, "pretraining_tp"),
         ({"quantization_config": {"bits": 4}}, "quantization_config"),
         ({"model_type": "mixtral", "router_jitter_noise": 0.1}, "router_jitter_noise"),
-        ({"model_type": "qwen2", "use_sliding_window": True}, "use_sliding_window"),
+        ({"model_type": "qwen2", "use_sliding_window": True, "sliding_window": None}, "sliding_window"),
         ({"hidden_size": None}, "hidden_size"),
         ({"model_type": "gpt2", "embd_pdrop": 0.0}, "embd_pdrop"),
         ({"model_type": "gpt2", "reorder_and_upcast_attn": True}, "reorder_and_upcast_attn"),
@@ -204,12 +204,16 @@ def test_a_bad_sliding_window_is_refused_by_name(window: object) -> None:
         Workload(name="w", parameters=10, sliding_window=window)
 
 
-@pytest.mark.parametrize("model_type", ["deepseek_v2", "deepseek_v3", "llama"])
-def test_latent_attention_is_refused_as_not_modelled(model_type: str) -> None:
-    """A config with DeepSeek-V2/V3's kv_lora_rank is refused, naming multi-head latent attention."""
-    config = {**_LLAMA, "model_type": model_type, "kv_lora_rank": 512, "q_lora_rank": 1536}
-    with pytest.raises(FieldError, match=r"kv_lora_rank.*multi-head latent attention.*not modelled"):
-        Workload.from_hf_config(config)
+@pytest.mark.parametrize("model_type", ["deepseek_v2", "deepseek_v3"])
+def test_latent_attention_is_read_into_its_mixer(model_type: str) -> None:
+    """A config with DeepSeek-V2/V3's kv_lora_rank is read as latent attention layers, its sizes as the mixer's."""
+    config = {**_LLAMA, "model_type": model_type, "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64,
+              "qk_nope_head_dim": 128, "v_head_dim": 128, "n_routed_experts": 8, "num_experts_per_tok": 2,
+              "n_shared_experts": 1, "moe_intermediate_size": 256, "first_k_dense_replace": 1}  # fmt: skip
+    workload = Workload.from_hf_config(config)
+    assert {layer.mixer for layer in workload.pattern} == {"latent_attention"}
+    assert workload.pattern[0].dense
+    assert dict(workload.mixer_shapes) == {"r_q": 1536, "r_kv": 512, "d_rope": 64, "d_nope": 128, "d_v": 128}
 
 
 # -- a derived default is derived again (active_parameters from parameters) --------------------------------------
@@ -444,13 +448,13 @@ def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
 
 
 def test_every_workload_field_is_declared_by_one_knob() -> None:
-    """Each number and choice of a workload is a knob (bounds, choices, label, help); name, source, pattern are not."""
+    """Each number and choice of a workload is a knob; name, source, pattern and mixer_shapes (records) are not."""
     import dataclasses
 
     from mlsysim_nb.model.knob import knobs
 
     fields = {f.name for f in dataclasses.fields(Workload) if f.init}
-    assert set(knobs(Workload)) == fields - {"name", "source", "pattern"}
+    assert set(knobs(Workload)) == fields - {"name", "source", "pattern", "mixer_shapes"}
     assert knobs(Workload)["kv_heads"].high == 2**16
     assert [v for _, v in knobs(Workload)["mlp"].choices] == ["plain", "gated"]
 

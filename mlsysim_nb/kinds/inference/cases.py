@@ -14,6 +14,8 @@ from mlsysim_nb.model.cases import Factory, case
 __all__ = ["CASES", "opt_13b"]
 
 _INT4 = (4 * 128 + 16) / 128 / 8  # 4 bits and a 16-bit scale per group of 128 weights: 0.515625 B
+_FP8_BLOCK = (8 + 32 / (128 * 128)) / 8  # records/data/formats.toml's fp8_e4m3_block128: 1.000244140625 B
+_MXFP4 = (4 + 8 / 32) / 8  # records/data/formats.toml's mxfp4_experts: 0.53125 B
 
 
 def _serve(**fields: Any) -> Any:
@@ -120,6 +122,36 @@ def _cases() -> dict[str, Factory]:
             "step of 16 sequences reads the distinct experts its tokens are routed to (uniform top-2 routing "
             "assumed).",
             workload=mixtral, hardware="H100", tensor_parallel=2, batch_size=16, context_length=4096,
+        ),
+        "DeepSeekV3ServeOn8H200FP8": case(
+            _serve, "DeepSeek-V3 served in FP8 on one node of 8 H200",
+            "671 billion parameters in the checkpoint's FP8 (E4M3 with an FP32 scale per 128 x 128 block; the "
+            "embeddings, output layer, norms and routers in BF16): 85.1 GB of weights per device at t = 8. Latent "
+            "attention caches 70,272 B per token (61 layers x 576 values in BF16), whole on every device: 16 "
+            "sequences of 32,768 tokens take 36.8 GB; at most 22 fit.",
+            workload=_configured("deepseek-v3"), hardware="H200", tensor_parallel=8, batch_size=16,
+            context_length=32768, weight_format="fp8_e4m3_block128", weight_bytes_per_parameter=_FP8_BLOCK,
+        ),
+        "GptOss120BServeOnH100": case(
+            _serve, "gpt-oss 120B served in MXFP4 on one H100",
+            "The experts in MXFP4 (4.25 bits), the attention, router, embeddings and output layer in BF16: 65.2 GB "
+            "of weights on one 80 GiB H100. Half the layers attend to a 128-token window: 8 sequences of 8,192 "
+            "tokens keep 2.45 GB of cache.",
+            workload=_configured("gpt-oss-120b"), hardware="H100", batch_size=8, context_length=8192,
+            weight_format="mxfp4_experts", weight_bytes_per_parameter=_MXFP4,
+        ),
+        "Bamba9BAt128KOnH100": case(
+            _serve, "Bamba 9B, a Mamba-2 hybrid, at 131,072 tokens on one H100",
+            "Attention in 3 of 32 layers: 3 sequences of 131,072 tokens keep 4.83 GB of keys and values and 0.19 GB "
+            "of Mamba-2 states (62.8 MB a sequence, constant in the context); up to 34 such sequences fit. Llama "
+            "3.1 8B at the same context (Llama3_1_8BAt128KOnH100) keeps 17.2 GB per sequence: at most 3 fit.",
+            workload=_configured("bamba-9b"), hardware="H100", batch_size=3, context_length=131072,
+        ),
+        "Llama3_1_8BAt128KOnH100": case(
+            _serve, "Llama 3.1 8B at 131,072 tokens on one H100, beside the hybrid",
+            "A transformer of about Bamba 9B's size at the same context: attention in all 32 layers keeps 17.2 GB "
+            "per sequence (128 KiB per token), so 3 sequences (51.5 GB of cache) are all that fit.",
+            workload=llama8, hardware="H100", batch_size=3, context_length=131072,
         ),
         "Opt13BPagedAttentionOnA100": case(
             _serve, "OPT-13B in FP16 on one A100 40GB, the vLLM paper's model",

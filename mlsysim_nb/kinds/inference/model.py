@@ -19,19 +19,20 @@ import numpy as np
 
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.kinds.inference.physics import EQUATIONS
-from mlsysim_nb.kinds.inference.table import parameter_groups
+from mlsysim_nb.kinds.inference.table import kept_groups, parameter_groups
 from mlsysim_nb.kinds.inference.timing import serving_links
 from mlsysim_nb.kinds.inference.view import InferenceView, notes
-from mlsysim_nb.layers import Architecture, CacheValues, cache_values, tensor_parallel_refusal
+from mlsysim_nb.layers import Architecture, CacheValues, cache_values, mixers, tensor_parallel_refusal
 from mlsysim_nb.model.changes import changed_fields
 from mlsysim_nb.model.equations import Equations
 from mlsysim_nb.model.knob import CONTEXT_WINDOW, declared_knobs, knob, record
 from mlsysim_nb.model.notation import RECORD_QUANTITIES, Quantity, merge
 from mlsysim_nb.model.scenario import Scenario, derived, is_array
+from mlsysim_nb.records.formats import KEPT_BYTES, weight_format, weight_format_keys
 from mlsysim_nb.records.hardware import HardwareNode
 from mlsysim_nb.records.workloads import Workload, check_workload
 
-__all__ = ["KV_WIDTHS", "WEIGHT_WIDTHS", "InferenceMemoryScenario"]
+__all__ = ["KV_WIDTHS", "WEIGHT_FORMATS", "WEIGHT_WIDTHS", "InferenceMemoryScenario"]
 
 #: 4-bit weights with one 16-bit scale per group of 128: (4·128 + 16)/128 = 4.125 bits = 0.515625 B.
 INT4_GROUP_128 = (4 * 128 + 16) / 128 / 8
@@ -41,6 +42,8 @@ WEIGHT_WIDTHS = (
     ("8-bit (1 B)", 1),
     ("4-bit, a 16-bit scale per 128 (0.515625 B)", INT4_GROUP_128),
 )
+#: The weight formats a control offers (their data: ``records/data/formats.toml``).
+WEIGHT_FORMATS = tuple((weight_format(key).name, key) for key in weight_format_keys())
 #: The key/value widths a control offers.
 KV_WIDTHS = (("16-bit (2 B)", 2), ("8-bit (1 B)", 1))
 #: The narrowest widths accepted: 1 bit per weight, 2 bits per cached value.
@@ -103,6 +106,12 @@ class InferenceMemoryScenario(InferenceView, Scenario):
         2, kind="bytes", symbol="b_w", label="bytes per weight", high=4, control="dropdown", choices=WEIGHT_WIDTHS,
         help=f"bytes per stored weight, at least {_LOWEST['weight_bytes_per_parameter']:g} (1 bit): 2 for 16-bit, 1 "
         "for 8-bit, 0.515625 for 4-bit with a 16-bit scale per 128",
+    )  # fmt: skip
+    weight_format: str | None = knob(
+        None, kind="choice", label="weight format", optional=True, control="dropdown", choices=WEIGHT_FORMATS,
+        help="a numeric format of records/data/formats.toml (FP8, MXFP8, NVFP4, MXFP4, INT4, INT8): its quantised "
+        "weights at b_w (which must be the format's width) and the tensors its usual layout keeps in 16 bits at 2 B; "
+        "None: every weight at b_w",
     )  # fmt: skip
     kv_bytes_per_value: Any = knob(
         2, kind="bytes", symbol="b_kv", label="bytes per cached key or value", high=4, control="dropdown",
@@ -185,9 +194,27 @@ class InferenceMemoryScenario(InferenceView, Scenario):
                 got = _first(env[name], np.asarray(env[name]) < lowest)
                 msg = f"must be at least {lowest:g} B (a {lowest * 8:g}-bit width) and at most 4 B, got {got:g} B"
                 raise FieldError(o, name, msg)
+        self._check_format(o, env)
         self._check_context(o, w, env)
         self._check_tensor_parallel(o, w, env)
         self._set_env(*self._environment(w, env))
+
+    def _check_format(self, o: str, env: dict[str, Any]) -> None:
+        key = env["weight_format"]
+        if key is None:
+            return
+        if isinstance(key, np.ndarray):
+            msg = "takes one format per scenario, not an array (sweep weight_bytes_per_parameter instead)"
+            raise FieldError(o, "weight_format", msg)
+        fmt = weight_format(key)
+        width = np.asarray(env["weight_bytes_per_parameter"])
+        if np.any(width != fmt.bytes_per_value):
+            msg = (
+                f"must be {fmt.bytes_per_value:g} B ({fmt.bits_per_value:g} bits), the width of {fmt.name}, when "
+                f"weight_format is {key!r}; got {_first(width, width != fmt.bytes_per_value):g} B (give both, or "
+                "weight_format=None for every weight at this width)"
+            )
+            raise FieldError(o, "weight_bytes_per_parameter", msg)
 
     def _check_context(self, o: str, w: Workload, env: dict[str, Any]) -> None:
         ctx = np.asarray(env["context_length"])  # at most the model's context window: its knob's CONTEXT_WINDOW
@@ -216,26 +243,50 @@ class InferenceMemoryScenario(InferenceView, Scenario):
                 rule, reason = refused
                 raise FieldError(o, "tensor_parallel", f"{rule} of {w.name}, got {int(value)} ({reason})")
 
-    def _cache(self, o: str, w: Workload, env: dict[str, Any]) -> Any:
-        """Values per token of every layer's cache rows on one device (vLLM's split), from the layer table."""
+    def _cache(self, o: str, w: Workload, env: dict[str, Any]) -> dict[str, Any]:
+        """Values per token of every layer's cache rows on one device (vLLM's split), from the layer table.
+
+        Layers alike (every one under the model's ``sliding_window`` or none) give ``cache_values_per_token``
+        alone; a pattern of full-context layers beside layers of one window, or beside fixed states (a hybrid's
+        state-space layers), gives the windowed layers' values and the state per sequence apart.
+        """
         t = env["tensor_parallel"]
         found = _cache_values(w.architecture(), int(t)) if np.ndim(t) == 0 else (
             cache_values(w.architecture(), tensor_parallel=t, engine="vllm"))  # fmt: skip
-        windows = {window for window, _ in found.per_token}
-        if windows - {w.sliding_window} or np.any(found.per_sequence):
+        per_window = dict(found.per_token)
+        total = sum(per_window.values())
+        alike = set(per_window) <= {w.sliding_window} and not np.any(found.per_sequence)
+        windows = set(per_window) - {None}
+        if not alike and (len(windows) > 1 or None not in per_window):
             msg = (
-                f"has layers whose caches this kind does not sum yet (windows {sorted(map(str, windows))}, or a "
-                f"fixed state per sequence); every layer must keep the model's sliding_window ({w.sliding_window})"
+                f"has layers whose caches this kind does not sum (windows {sorted(map(str, per_window))}): it sums "
+                "full-context layers beside layers of one window and fixed states per sequence"
             )
             raise FieldError(o, "workload", msg)
-        return sum(values for _, values in found.per_token)
+        window = next(iter(windows), None)
+        arch = w.architecture()
+        width: dict[int | None, float] = {}
+        for layer, count in arch.layer_counts():
+            width[layer.window] = width.get(layer.window, 0) + count * mixers.find(layer.mixer).attended_width(arch)
+        plain = all(layer.mixer == "attention" for layer in arch.layer_kinds())
+        return {
+            "has_layer_kinds": not (alike and plain), "full_attended_width": width.get(None, 0),
+            "window_attended_width": sum(v for k, v in width.items() if k is not None),
+            "cache_values_per_token": total, "has_mixed_cache": not alike,
+            "window_cache_values": 0 if alike or window is None else per_window[window],
+            "cache_window": 0 if alike or window is None else window,
+            "full_cache_values": per_window.get(None, 0),
+            "state_values": 0 if alike else found.per_sequence,
+        }  # fmt: skip
 
     def _environment(self, w: Workload, env: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
         arch = w.architecture()
         node = self.hardware
         env.update(parameter_groups(w))
+        key = env.pop("weight_format")
+        env.update(kept_groups(w, key), kept_bytes_per_parameter=KEPT_BYTES, has_weight_format=key is not None)
         env.update(
-            cache_values_per_token=self._cache(type(self).__name__, w, env),
+            **self._cache(type(self).__name__, w, env),
             parameters=float(w.parameters.magnitude),
             active_parameters=float(w.active_parameters.magnitude),
             layers=w.layers,
@@ -269,6 +320,7 @@ class InferenceMemoryScenario(InferenceView, Scenario):
 
     # -- weights per device
     split_parameters = derived("split_parameters")
+    kept_weights = derived("kept_weights")
     kv_heads_per_device = derived("kv_heads_per_device")
     kv_head_replicas = derived("kv_head_replicas")
     weights = derived("weights")

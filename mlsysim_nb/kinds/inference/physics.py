@@ -42,6 +42,15 @@ __all__ = ["EQUATIONS", "NOTATION"]
 
 _D = defined
 
+_EVERY_WEIGHT = (
+    "weight_bytes_per_parameter * (split_parameters / tensor_parallel"
+    " + kv_projection_parameters * kv_heads_per_device / kv_heads + replicated_parameters)"
+)
+_EXPERTS = "weight_bytes_per_parameter * expert_parameters / tensor_parallel"
+_LOOKUPS = "weight_bytes_per_parameter * (lookup_split_parameters / tensor_parallel + lookup_replicated_parameters)"
+#: b_16 − b_w: what each parameter a weight format keeps in 16 bits adds beyond the quantised width.
+_KEPT = "(kept_bytes_per_parameter - weight_bytes_per_parameter)"
+
 _WEIGHTS = [
     _D(
         "split_parameters",
@@ -68,12 +77,27 @@ _WEIGHTS = [
         label="copies of each key/value head",
     ),
     _D(
-        "weights",
-        "weight_bytes_per_parameter * (split_parameters / tensor_parallel"
-        " + kv_projection_parameters * kv_heads_per_device / kv_heads + replicated_parameters)",
-        "Weights on one device: the split parameters' 1/t, the K and V projections of the key/value heads it "
-        "holds, and the replicated norms, router and output-width biases whole.",
+        "kept_weights",
+        f"{_KEPT} * ((kept_parameters - kept_replicated_parameters"
+        " - kept_kv_projection_parameters) / tensor_parallel + kept_kv_projection_parameters * kv_heads_per_device"
+        " / kv_heads + kept_replicated_parameters)",
+        "What the tensors a weight format keeps in 16 bits (its layout: embeddings, output layer, norms, ...) add "
+        "on one device beyond the quantised width, split as the other weights are; 0 without a format.",
         "GB",
+        symbol="ΔM_w,16",
+        label="16-bit tensors' extra bytes",
+        base="byte",
+    ),
+    _D(
+        "weights",
+        doc="Weights on one device: the split parameters' 1/t, the K and V projections of the key/value heads it "
+        "holds, and the replicated norms, router and output-width biases whole, at b_w each; plus what a weight "
+        "format's 16-bit tensors add.",
+        unit="GB",
+        cases=(
+            Case("a weight format", f"{_EVERY_WEIGHT} + kept_weights", when="has_weight_format"),
+            Case("every weight at b_w", _EVERY_WEIGHT),
+        ),
         symbol="M_w",
         label="weights",
         base="byte",
@@ -105,9 +129,17 @@ _CACHE = [
     ),
     _D(
         "kv_cache",
-        "batch_size * kv_tokens * kv_cache_per_token",
-        "Keys and values of the batch's cached tokens on one device.",
-        "GB",
+        doc="Keys and values of the batch's cached tokens on one device (and a hybrid's states).",
+        unit="GB",
+        cases=(
+            Case(
+                "layers of several kinds",
+                "batch_size * (full_cache_values * kv_tokens"
+                " + window_cache_values * min(kv_tokens, cache_window) + state_values) * kv_bytes_per_value",
+                when="has_mixed_cache",
+            ),
+            Case("every layer alike", "batch_size * kv_tokens * kv_cache_per_token"),
+        ),
         symbol="M_kv",
         label="KV cache",
         base="byte",
@@ -121,9 +153,14 @@ _CACHE = [
     ),
     _D(
         "block_waste",
-        "batch_size * (blocks_per_sequence * block_size - kv_tokens) * kv_cache_per_token",
-        "The block allocator's rounding: the unfilled slots of each sequence's last block.",
-        "MB",
+        doc="The block allocator's rounding: the unfilled slots of each sequence's last block (of each group).",
+        unit="MB",
+        cases=(
+            Case("layers of several kinds", "batch_size * sequence_memory - kv_cache", when="has_mixed_cache"),
+            Case(
+                "every layer alike", "batch_size * (blocks_per_sequence * block_size - kv_tokens) * kv_cache_per_token"
+            ),
+        ),
         symbol="M_waste",
         label="block waste",
         base="byte",
@@ -176,9 +213,19 @@ _FIT = [
     ),
     _D(
         "sequence_memory",
-        "blocks_per_sequence * block_size * kv_cache_per_token",
-        "Cache one sequence takes on one device, in whole blocks.",
-        "MB",
+        doc="Cache one sequence takes on one device, in whole blocks (each window's layers in blocks of their own, "
+        "as vLLM's hybrid allocator keeps them; a state whole).",
+        unit="MB",
+        cases=(
+            Case(
+                "layers of several kinds",
+                "(blocks_per_sequence * block_size * full_cache_values"
+                " + ceil(min(kv_tokens, cache_window) / block_size) * block_size * window_cache_values"
+                " + state_values) * kv_bytes_per_value",
+                when="has_mixed_cache",
+            ),
+            Case("every layer alike", "blocks_per_sequence * block_size * kv_cache_per_token"),
+        ),
         symbol="m_seq",
         label="cache per sequence",
         base="byte",
@@ -192,8 +239,18 @@ _FIT = [
     ),
     _D(
         "fit_blocks",
-        "max(floor(kv_budget / (batch_size * block_size * kv_cache_per_token)), 0)",
-        "Cache blocks per sequence that fit when the batch shares the memory for blocks.",
+        doc="Cache blocks per sequence (of the full-context layers) that fit when the batch shares the memory for "
+        "blocks; a hybrid's windowed layers and states counted whole first (a context past the window).",
+        cases=(
+            Case(
+                "layers of several kinds",
+                "max(floor((kv_budget / batch_size - (ceil(cache_window / block_size) * block_size"
+                " * window_cache_values + state_values) * kv_bytes_per_value) / (block_size"
+                " * full_cache_values * kv_bytes_per_value)), 0)",
+                when="has_mixed_cache",
+            ),
+            Case("every layer alike", "max(floor(kv_budget / (batch_size * block_size * kv_cache_per_token)), 0)"),
+        ),
         symbol="n_blk,max",
         label="blocks per sequence that fit",
     ),
@@ -227,20 +284,37 @@ _DECODE = [
     ),
     _D(
         "expert_weights",
-        "weight_bytes_per_parameter * expert_parameters / tensor_parallel",
-        "Weights of the routed experts on one device (all resident; each split over t by its width).",
-        "GB",
+        doc="Weights of the routed experts on one device (all resident; each split over t by its width), a weight "
+        "format's 16-bit tensors among them (the experts' biases) at 2 B.",
+        unit="GB",
+        cases=(
+            Case(
+                "a weight format",
+                f"{_EXPERTS} + {_KEPT} * kept_expert_parameters / tensor_parallel",
+                when="has_weight_format",
+            ),
+            Case("every weight at b_w", _EXPERTS),
+        ),
         symbol="M_exp",
         label="routed experts' weights",
         base="byte",
     ),
     _D(
         "lookup_weights",
-        "weight_bytes_per_parameter * (lookup_split_parameters / tensor_parallel + lookup_replicated_parameters)",
-        "Weights of the lookup tables on one device: the token embeddings when the output layer has its own "
-        "weights, and learned position embeddings (the vocabulary axis split over t). A step reads only the "
-        "rows of its B tokens, B·h values, which the model counts as nothing.",
-        "GB",
+        doc="Weights of the lookup tables on one device: the token embeddings when the output layer has its own "
+        "weights, and learned position embeddings (the vocabulary axis split over t), at 2 B where a weight "
+        "format keeps them in 16 bits. A step reads only the rows of its B tokens, B·h values, which the model "
+        "counts as nothing.",
+        unit="GB",
+        cases=(
+            Case(
+                "a weight format",
+                f"{_LOOKUPS} + {_KEPT} * (kept_lookup_split_parameters / tensor_parallel"
+                " + kept_lookup_replicated_parameters)",
+                when="has_weight_format",
+            ),
+            Case("every weight at b_w", _LOOKUPS),
+        ),
         symbol="M_lookup",
         label="lookup tables' weights",
         base="byte",
@@ -290,10 +364,24 @@ _DECODE = [
     ),
     _D(
         "decode_flops_per_step",
-        "batch_size * (2 * multiplied_parameters + 4 * layers * heads * head_dim * kv_tokens) / tensor_parallel",
-        "FLOPs one device does per decode step: 2 per multiplied parameter and token, and 4·L·a·d per cached "
-        "token attended (scores and weighted sum), for each of the B sequences, split over t.",
-        "GFLOP",
+        doc="FLOPs one device does per decode step: 2 per multiplied parameter and token, and 4·L·a·d per cached "
+        "token attended (scores and weighted sum), for each of the B sequences, split over t; with layers of "
+        "several kinds, 4 times each layer's attended width (a·d; latent attention's a·(d_qk + d_v)/2; 0 for a "
+        "state-space layer) per token it attends (its window's at most).",
+        unit="GFLOP",
+        cases=(
+            Case(
+                "layers of several kinds",
+                "batch_size * (2 * multiplied_parameters + 4 * (full_attended_width * kv_tokens"
+                " + window_attended_width * min(kv_tokens, cache_window))) / tensor_parallel",
+                when="has_layer_kinds",
+            ),
+            Case(
+                "every layer alike",
+                "batch_size * (2 * multiplied_parameters + 4 * layers * heads * head_dim * kv_tokens)"
+                " / tensor_parallel",
+            ),
+        ),
         symbol="F_step",
         label="FLOPs per step",
         base="FLOP",
@@ -356,11 +444,24 @@ _PREFILL = [
     ),
     _D(
         "prefill_flops",
-        "batch_size * (2 * multiplied_parameters * prompt_tokens + 2 * layers * heads * head_dim * prompt_tokens ** 2)"
-        " / tensor_parallel",
-        "FLOPs one device does for the prompts: 2 per multiplied parameter and prompt token, and causal attention's "
-        "2·L·a·d·s_p² (half the s_p² scores), for each of the B sequences, split over t.",
-        "TFLOP",
+        doc="FLOPs one device does for the prompts: 2 per multiplied parameter and prompt token, and causal "
+        "attention's 2·L·a·d·s_p² (half the s_p² scores), for each of the B sequences, split over t; with layers of "
+        "several kinds, each layer's attended width, a windowed layer's tokens attending at most its window.",
+        unit="TFLOP",
+        cases=(
+            Case(
+                "layers of several kinds",
+                "batch_size * (2 * multiplied_parameters * prompt_tokens + 2 * full_attended_width * prompt_tokens ** 2"
+                " + 4 * window_attended_width * min(prompt_tokens, cache_window)"
+                " * (prompt_tokens - min(prompt_tokens, cache_window) / 2)) / tensor_parallel",
+                when="has_layer_kinds",
+            ),
+            Case(
+                "every layer alike",
+                "batch_size * (2 * multiplied_parameters * prompt_tokens + 2 * layers * heads * head_dim"
+                " * prompt_tokens ** 2) / tensor_parallel",
+            ),
+        ),
         symbol="F_pre",
         label="prefill FLOPs",
         base="FLOP",
@@ -390,8 +491,28 @@ NOTATION: dict[str, Quantity] = {
     "expert_parameters": quantity("P_exp", "", "parameters of the routed experts"),
     "lookup_split_parameters": quantity("P_lookup,tp", "", "parameters of the lookup tables split over t"),
     "lookup_replicated_parameters": quantity("P_lookup,rep", "", "parameters of the lookup tables every device holds"),
+    "kept_bytes_per_parameter": quantity("b_16", "byte", "bytes per weight a format keeps in 16 bits"),
+    "kept_parameters": quantity("P_16", "", "parameters a weight format keeps in 16 bits"),
+    "kept_replicated_parameters": quantity("P_16,rep", "", "16-bit parameters every device holds whole"),
+    "kept_kv_projection_parameters": quantity("P_16,kv", "", "16-bit parameters of the K and V projections"),
+    "kept_expert_parameters": quantity("P_16,exp", "", "16-bit parameters of the routed experts"),
+    "kept_lookup_split_parameters": quantity(
+        "P_16,lookup,tp", "", "16-bit parameters of the lookup tables split over t"
+    ),
+    "kept_lookup_replicated_parameters": quantity(
+        "P_16,lookup,rep", "", "16-bit parameters of the lookup tables every device holds"
+    ),
     "has_sliding_window": quantity("[W]", "", "sliding-window attention"),
     "has_experts": quantity("[E > 0]", "", "a mixture of experts"),
+    "has_weight_format": quantity("[format]", "", "a weight format given"),
+    "has_mixed_cache": quantity("[mixed]", "", "layers of several kinds of cache"),
+    "has_layer_kinds": quantity("[kinds]", "", "layers of several kinds, or not plain attention"),
+    "full_attended_width": quantity("w_att", "", "attended width of the full-context layers, summed"),
+    "window_attended_width": quantity("w_att,W", "", "attended width of the windowed layers, summed"),
+    "window_cache_values": quantity("n_kv,W", "", "cached values per token of the windowed layers, one device"),
+    "cache_window": quantity("W_layer", "", "window of the windowed layers"),
+    "full_cache_values": quantity("n_kv,full", "", "cached values per token of the full-context layers, one device"),
+    "state_values": quantity("n_state", "", "values of the fixed states per sequence, one device"),
     "prompt_given": quantity("[s_p given]", "", "prompt length stated"),
 }
 

@@ -25,9 +25,9 @@ from typing import Any
 from mlsysim_nb import layers
 from mlsysim_nb.layers import Architecture
 
-__all__ = ["parameter_groups"]
+__all__ = ["kept_groups", "parameter_groups"]
 
-_SPLIT_AXES = frozenset({"a", "f", "v"})
+_SPLIT_AXES = frozenset({"a", "f", "f_dense", "v"})
 
 
 #: the model-level rows a decode step reads only where the batch's tokens index them
@@ -35,14 +35,20 @@ _LOOKUPS = frozenset({"embedding", "positions"})
 
 
 @lru_cache(maxsize=256)
-def _groups(arch: Architecture, layer_count: int) -> tuple[int, int, int, int, int]:
+def _groups(arch: Architecture, layer_count: int, keep: frozenset[str] | None = None) -> tuple[int, ...]:
+    """The groups of every weight row, or (``keep``) of the rows a weight format's layout leaves in 16 bits."""
+    from mlsysim_nb.records.formats import weight_role
+
     arch = replace(arch, layers=layer_count)
     dims = arch.dims(1, 1)
-    replicated = kv_projection = experts = lookup_split = lookup_replicated = 0
+    replicated = kv_projection = experts = lookup_split = lookup_replicated = total = 0
     every = [(layers.layer_weights(arch, layer), count) for layer, count in arch.layer_counts()]
     for rows, times in (*every, (layers.model_weights(arch), 1)):
         for row in rows:
+            if keep is not None and weight_role(row) not in keep:
+                continue
             count = row.parameters(dims) * times
+            total += count
             split = bool(_SPLIT_AXES & set(row.shape))
             if "kv" in row.shape:
                 kv_projection += count
@@ -55,7 +61,7 @@ def _groups(arch: Architecture, layer_count: int) -> tuple[int, int, int, int, i
                     lookup_split += count
                 else:
                     lookup_replicated += count
-    return replicated, kv_projection, experts, lookup_split, lookup_replicated
+    return replicated, kv_projection, experts, lookup_split, lookup_replicated, total
 
 
 def parameter_groups(workload: Any) -> dict[str, int]:
@@ -65,7 +71,7 @@ def parameter_groups(workload: Any) -> dict[str, int]:
     ``lookup_split_parameters`` (split over t) and ``lookup_replicated_parameters``.
     """
     arch = workload.architecture()
-    replicated, kv_projection, experts, lookup_split, lookup_replicated = _groups(arch, int(workload.layers))
+    replicated, kv_projection, experts, lookup_split, lookup_replicated, _ = _groups(arch, int(workload.layers))
     return {
         "replicated_parameters": replicated,
         "kv_projection_parameters": kv_projection,
@@ -73,3 +79,16 @@ def parameter_groups(workload: Any) -> dict[str, int]:
         "lookup_split_parameters": lookup_split,
         "lookup_replicated_parameters": lookup_replicated,
     }
+
+
+def kept_groups(workload: Any, weight_format: str | None) -> dict[str, int]:
+    """The same groups of the weights ``weight_format``'s layout keeps in 16 bits, as ``kept_*`` (0 without one)."""
+    names = ("replicated", "kv_projection", "expert", "lookup_split", "lookup_replicated", "")
+    if weight_format is None:
+        counts: tuple[int, ...] = (0,) * len(names)
+    else:
+        from mlsysim_nb.records.formats import weight_format as read_format
+
+        keep = read_format(weight_format).keep
+        counts = _groups(workload.architecture(), int(workload.layers), keep)
+    return {f"kept_{name}_parameters" if name else "kept_parameters": n for name, n in zip(names, counts, strict=True)}

@@ -35,6 +35,12 @@ _SECTIONS = (
         "weights",
     ),
     _S(
+        "Weight format: the tensors it keeps in 16 bits",
+        _steps("kept_weights"),
+        "kept_weights",
+        when="has_weight_format",
+    ),
+    _S(
         "KV cache per device, in blocks",
         _steps("kv_cache_per_token", "kv_tokens", "kv_cache", "blocks_per_sequence", "block_waste"),
         "kv_cache",

@@ -68,6 +68,13 @@ class Mixer:
         """What a serving engine keeps of it per layer: per token (up to the layer's window) or per sequence."""
         return ()
 
+    def attended_width(self, arch: Architecture) -> float:
+        """A quarter of its attention FLOPs per token attended; 0 when it attends to no past tokens.
+
+        Attention's is ``a·d`` (QKᵀ and AV take 2·a·d each); a state-space layer's FLOPs are its weights'.
+        """
+        return 0
+
     def per_device(self, arch: Architecture, tensor_parallel: Any, engine: str) -> dict[str, Any]:
         """Sizes of the symbols its rows use on one of ``tensor_parallel`` devices under ``engine``'s rule."""
         return {}

@@ -100,6 +100,10 @@ class Attention(Mixer):
             ]
         if arch.bias == "all":
             rows.append(Weight("bo", "output projection bias", "attention", ("h",)))
+        if arch.qk_norm:  # Qwen3, Gemma 3: an RMSNorm over each head's Q and K
+            rows.append(Weight("qk_norm", "Q and K norm scales", "attention", ("d",), count=2))
+        if arch.attention_sinks:  # gpt-oss: one learned sink logit per head
+            rows.append(Weight("sinks", "attention sinks", "attention", ("a",)))
         return tuple(rows)
 
     def saved(self, arch: Architecture, implementation: str, attention: str, device: str) -> tuple[Saved, ...]:
@@ -119,6 +123,10 @@ class Attention(Mixer):
                                   per_model=True, note=_ROTARY))  # fmt: skip
         tail = Saved("projection_input", "output projection input", "attention", _HEADS, paper="projection_input")
         return (*head, *core, tail)
+
+    def attended_width(self, arch: Architecture) -> float:
+        """``a·d``: QKᵀ and AV take 2·a·d FLOPs each per token attended."""
+        return (arch.heads or 1) * arch.d
 
     def cache(self, arch: Architecture) -> tuple[Cached, ...]:
         """K and V of each token: ``kv·d`` values each (Kwon et al. 2023)."""
