@@ -319,7 +319,8 @@ def test_narayanan_equation_4_days_to_train() -> None:
 
 
 #: Llama 3 (Dubey et al. 2024) Table 4: GPUs, TP, CP, PP, DP as printed, sequence, batch per DP, tokens per batch,
-#: TFLOPs per GPU, BF16 MFU (%).
+#: TFLOPs per GPU, BF16 MFU (%); every figure checked against the paper's text ("Table 4 Scaling configurations and
+#: MFU for each stage of Llama 3 405B pre-training"), whose third row prints DP = 4.
 LLAMA3_TABLE_4 = (
     (8192, 8, 1, 16, 64, 8192, 32, 16e6, 430, 43),
     (16384, 8, 1, 16, 128, 8192, 16, 16e6, 400, 41),
