@@ -60,7 +60,7 @@ def test_model_flops_are_korthikantis_appendix_a() -> None:
 
 
 def test_the_time_of_gpt3_175b_by_cause() -> None:
-    """Each cause worked by hand: compute, element-wise, TP collectives, pipeline sends, bubble, optimizer step."""
+    """Each cause by hand: compute, matrix operands, element-wise, TP collectives, pipeline sends, bubble, optimizer."""
     s = Scenarios["Gpt3_175BKorthikantiTable5OnA100"]
     h, a, t, p, m, n_mb, per_stage = 12288, 96, 8, 8, 3, 64, 12
     compute = 1.4110e17 / 64 / (312e12 * 0.9)
@@ -70,17 +70,27 @@ def test_the_time_of_gpt3_175b_by_cause() -> None:
     assert float(s.layer_elementwise_bytes.m_as("byte")) == pytest.approx(per_token_layer, rel=1e-12)
     traffic = per_stage * 64 * S * (3 * per_token_layer + 9 * a * S / t)  # selective: the scores' work again
     assert _s(s.elementwise_time) == pytest.approx(traffic / (2039e9 * 0.9), rel=1e-12)
-    tp = n_mb * per_stage * 4 * 2 * (t - 1) / t * S * h * 2 / (300e9 * 0.6)  # four ring all-reduces of s·b·h
-    assert _s(s.tensor_parallel_time) == pytest.approx(tp, rel=1e-12)  # 1.503 s over NVLink
+    # SP: four reduce-scatters and four all-gathers, each at 1.5 times its ring volume, over NVLink at 65 %
+    tp = 1.5 * n_mb * per_stage * 4 * 2 * (t - 1) / t * S * h * 2 / (300e9 * 0.65)
+    assert _s(s.tensor_parallel_time) == pytest.approx(tp, rel=1e-12)  # 2.081 s
+    # matrix operands per token and layer: inputs and outputs of h (4·h), the t-split sides (12·h of the weights'
+    # other axes, 4·h of Q, K, V read and the output written), 2 values per score, the weights once per micro-batch
+    operand = 2 * (4 * h + (16 * h + 2 * a * S) / t + 12 * h**2 / (t * S))
+    assert float(s.layer_operand_bytes.m_as("byte")) == pytest.approx(operand, rel=1e-12)  # 466.9 kB
+    output = 2 * (h + V / t + V * h / (t * S))  # the logits' product: its input, v/t logits, its weights
+    assert float(s.output_operand_bytes.m_as("byte")) == pytest.approx(output, rel=1e-12)
+    rerun = 2 * (4 * h + 2 * a * S) / t  # selective: the scores' two products again
+    matrix = 64 * S / p * (96 * (3 * operand + rerun) + 3 * output)
+    assert _s(s.matrix_operand_time) == pytest.approx(matrix / (2039e9 * 0.9), rel=1e-12)  # 1.298 s
     p2p = 2 * m * n_mb * S * h * 2 / t / (25e9 * 0.9)  # both ways per virtual stage, over InfiniBand
     assert _s(s.pipeline_transfer_time) == pytest.approx(p2p, rel=1e-12)
     assert s.bubble_fraction == pytest.approx((p - 1) / (m * n_mb), rel=1e-12)
     optimizer = 26 * 175e9 / 64 / (2039e9 * 0.9)  # 2 + 2·4 + 2·8 bytes per parameter moved
     assert _s(s.optimizer_step_time) == pytest.approx(optimizer, rel=1e-12)
-    ideal = sum(_s(q) for q in (s.compute_time, s.recompute_time, s.elementwise_time, s.tensor_parallel_time,
-                                 s.pipeline_transfer_time))  # fmt: skip
+    ideal = sum(_s(q) for q in (s.compute_time, s.recompute_time, s.matrix_operand_time, s.elementwise_time,
+                                 s.tensor_parallel_time, s.pipeline_transfer_time))  # fmt: skip
     assert _s(s.iteration_time) == pytest.approx(ideal * (1 + (p - 1) / (m * n_mb)) + optimizer, rel=1e-12)
-    assert _s(s.iteration_time) == pytest.approx(10.86, abs=0.005)
+    assert _s(s.iteration_time) == pytest.approx(12.80, abs=0.005)
 
 
 def test_mfu_hfu_and_days_follow_from_the_iteration_time() -> None:
@@ -95,21 +105,35 @@ def test_mfu_hfu_and_days_follow_from_the_iteration_time() -> None:
 
 
 def test_full_recomputation_reruns_the_forward_and_its_collectives() -> None:
-    """Full recomputation: one more forward of every layer (1/3 of the model's layer FLOPs), six collectives not four."""
+    """Full recomputation: one more forward of every layer (1/3 of the model's layer FLOPs), six all-reduces not four.
+
+    Without sequence parallelism the collectives are all-reduces at their ring volume (κ = 1), and every layer's
+    matrix products move their operands a fourth time.
+    """
     sel, full = Scenarios["Gpt3_175BKorthikantiTable5OnA100"], Scenarios["Gpt3_175BFullRecomputeOnA100"]
     assert float(full.recompute_flops_per_token) == pytest.approx(96 * float(full.layer_forward_flops_per_token))
     per_layer = 4 * 2 * 7 / 8 * S * 12288 * 2
-    assert _s(full.tensor_parallel_time) == pytest.approx(1.5 * 64 * 12 * per_layer / 180e9, rel=1e-12)
+    assert full.collective_cost == 1
+    assert _s(full.tensor_parallel_time) == pytest.approx(1.5 * 64 * 12 * per_layer / 195e9, rel=1e-12)
+    operand, output = float(full.layer_operand_bytes.m_as("byte")), float(full.output_operand_bytes.m_as("byte"))
+    matrix = 64 * S / 8 * (4 * 96 * operand + 3 * output)
+    assert float(full.matrix_traffic.m_as("byte")) == pytest.approx(matrix, rel=1e-12)
     assert _s(full.iteration_time) > _s(sel.iteration_time)
 
 
 def test_a_grouped_query_gated_model_counts_its_own_layer() -> None:
-    """Llama 3.1 8B: P_mm = 4096·(4096 + 2·1024 + 4096) + 3·4096·14336 per layer; A = 32·128; no scores moved fused."""
+    """Llama 3.1 8B: P_mm = 4096·(4096 + 2·1024 + 4096) + 3·4096·14336 per layer; A = 32·128; no scores moved fused.
+
+    Its matrix operands per token: 4·h whole, P_mm/h + 2·A + 2·kv·d split (here t = 1), and, with the eager
+    attention the layout keeps, 2 values per score (a·s scores per token).
+    """
     w = Workloads.configuration("llama-3.1-8b")
     s = _timed(w, "selective", t=1, p=1, m=1, b=1, batch=8, hardware="H100", data_parallel=8)
     matrix = 4096 * (4096 + 2 * 1024 + 4096) + 3 * 4096 * 14336
     assert float(s.layer_forward_flops_per_token) == pytest.approx(2 * matrix + 4 * S * 4096, rel=1e-12)
     assert float(s.output_forward_flops_per_token) == 2 * 128256 * 4096
+    values = 4 * 4096 + matrix / 4096 + 2 * 4096 + 2 * 1024 + 2 * 32 * S + matrix / S  # weights per token at b = 1
+    assert float(s.layer_operand_bytes.m_as("byte")) == pytest.approx(2 * values, rel=1e-12)
     assert s.flag("data_in_node")
     assert _s(s.tensor_parallel_time) == 0
 
@@ -133,6 +157,8 @@ def test_bad_batches_and_layouts_are_refused_by_name() -> None:
         s.variant(matmul_share=1.5)
     with pytest.raises(FieldError, match=r"link_share: must be at least 1 %"):
         s.variant(link_share=1e-320)
+    with pytest.raises(FieldError, match=r"gather_scatter_cost: must be at least 1 % \(a cost multiple\)"):
+        s.variant(gather_scatter_cost=1e-9)
     with pytest.raises(FieldError, match="tokens"):
         s.time_to_train(-1.0)
 
@@ -148,11 +174,11 @@ def test_reprs_compare_explore_and_sweep() -> None:
         assert step in text
     html = s._repr_html_()
     assert html.count('<img class="msn-chart"') == 2  # the memory bar, and beside it the time by cause
-    assert "Time bar chart. one iteration: MFU 65.1 %. one iteration: 10.86 s (compute 7.851 s" in html
+    assert "Time bar chart. one iteration: MFU 55.2 %. one iteration: 12.8 s (compute 7.851 s, recompute" in html
     table = dict(compare(s, Scenarios["Gpt3_175BFullRecomputeOnA100"]).table())
     assert "iteration_time" in table
     panel = explore(s)
-    assert panel.companion.bars[0]["total_text"] == "10.86 s"  # the time by cause, under the memory bar
+    assert panel.companion.bars[0]["total_text"] == "12.8 s"  # the time by cause, under the memory bar
     panel.set("tensor_parallel", 4)
     assert panel.scenario.layout.tensor_parallel == 4
     assert panel.companion.bars[0]["total_text"] == format_result("second", panel.scenario.magnitude("iteration_time"))
@@ -201,27 +227,42 @@ def test_table_5_mfu_is_the_papers_arithmetic_over_its_own_times() -> None:
 
 
 def test_table_5_iteration_times_with_calculons_shares() -> None:
-    """With one set of shares (Calculon's A100: 90 %, 90 %, 60 %, 90 %), every time comes out short: 12 % to 21 %.
+    """With one set of shares (Calculon's A100), every time comes out 2 % to 11 % short, 7.2 % on average.
 
-    The model leaves out what the measured runs lose beyond these shares (kernel gaps, attention's small batched
-    products, communication slower than 60 % of NVLink for these sizes); it also overstates what full recomputation
-    costs against selective (a throughput increase of 37 % to 41 % where the paper measured 29 % to 32 %): in the
-    runs, a backward pass takes less than twice its forward (Table 4), so rerunning a forward costs less than this
-    count of its work says of the other parts.
+    The shares: matrix work at 90 % of peak, memory at 90 % of its bandwidth (the element-wise work and the matrix
+    products' own operands, not overlapped with their arithmetic), NVLink at 65 % with SP's reduce-scatters and
+    all-gathers at 1.5 times their ring volume, InfiniBand at 90 %. The throughput-increase column comes within
+    3 points (26.3, 30.0, 30.9, 31.6 % against 29.0, 31.8, 29.7, 32.1 %); the MFU column reads high by 1 to 6.5
+    points (42.6, 55.2, 62.5, 61.2 % against 41.5, 51.4, 56.0, 56.3 %).
     """
-    errors, increases = [], []
-    for size, (full_t, sel_t, increase, _, _) in TABLE_5.items():
+    errors, increases, mfus = [], [], []
+    for size, (full_t, sel_t, increase, mfu, _) in TABLE_5.items():
         full, sel = _table_5(size)
         errors += [_s(full.iteration_time) / full_t - 1, _s(sel.iteration_time) / sel_t - 1]
         increases.append(100 * (_s(full.iteration_time) / _s(sel.iteration_time) - 1) - increase)
-    assert all(-0.22 < e < -0.11 for e in errors)
-    assert sum(abs(e) for e in errors) / len(errors) == pytest.approx(0.176, abs=0.005)
-    assert all(4 < d < 12 for d in increases)
+        mfus.append(100 * sel.model_flops_utilization - mfu)
+    assert all(-0.11 < e < -0.02 for e in errors)
+    assert sum(abs(e) for e in errors) / len(errors) == pytest.approx(0.072, abs=0.001)
+    assert max(abs(e) for e in errors) == pytest.approx(0.103, abs=0.001)  # 530B, selective: 33.92 s for 37.83
+    assert all(abs(d) < 3 for d in increases)
+    assert all(1 < d < 7 for d in mfus)
 
 
-@pytest.mark.xfail(strict=True, reason="the model's times run 12-21 % short of Table 5 (mean 17.6 %)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="the model's times run 2-10.3 % short of Table 5 (mean 7.2 %, the issue asks 5 % and none over 10 %); "
+    "530B's MFU reads 6.5 points high (the issue asks 5)",
+)
 def test_table_5_within_the_issues_bounds() -> None:
-    """Issue 31's bounds: mean error at most 5 %, none over 10 %, throughput increase within 3 points, MFU within 5."""
+    """Issue 31's bounds: mean error at most 5 %, none over 10 %, throughput increase within 3 points, MFU within 5.
+
+    What limits the model: one achieved share per resource where the runs' kernels reach a share that depends on
+    their size (Calculon's tables: attention's batched products of 175B at b = 1, 12.9 GFLOP each, run at 60 % of
+    peak, the large projections at 95 %; element-wise kernels on the 6 MB tensors sequence parallelism leaves reach
+    60 % of the memory bandwidth, not 90 %), and the collectives' own memory traffic, which Calculon counts and
+    this model does not. All eight times short by a similar share (6.9 % to 10.3 % for the three pipelined
+    models) says the missing time is spread over every layer, not in one cause.
+    """
     errors = []
     for size, (full_t, sel_t, increase, mfu, _) in TABLE_5.items():
         full, sel = _table_5(size)
@@ -240,7 +281,9 @@ def test_table_4_why_full_recomputation_costs_39_not_33_percent() -> None:
     """Rerunning a forward costs the forward: 7.7/(7.7 + 11.9) = 39 %, not 1/3, as the backward is 11.9 ms, not 15.4.
 
     The 33 % is the FLOP count's (one forward of 2 against a backward of 4); communication and element-wise work do
-    not double in the backward. The model's layer shows the same: its forward costs more than half its backward.
+    not double in the backward. The model's layer shows the same: its forward costs more than half its backward
+    (7.29 ms against 12.78 ms: the matrix work 10.46 ms, its operands 2.05 ms, element-wise 3.95 ms, split a third
+    forward; the four all-reduces 3.61 ms, half forward).
     """
     forward, backward = TABLE_4["baseline"]
     assert forward / (forward + backward) == pytest.approx(0.39, abs=0.005)
@@ -250,14 +293,16 @@ def test_table_4_why_full_recomputation_costs_39_not_33_percent() -> None:
     layer_share = layer_count * float(s.layer_forward_flops_per_token) / (float(s.model_flops_per_token) / 3)
     per_layer = {  # one layer, one micro-batch: matrix work, element-wise, collectives, split forward / backward
         "compute": _s(s.compute_time) * layer_share / layer_count,
+        "operands": 3 * float(s.layer_operand_bytes.m_as("byte")) * b * S / (2039e9 * 0.9),
         "elementwise": _s(s.elementwise_time) / layer_count,
         "collectives": _s(s.tensor_parallel_time) / layer_count,
     }
-    model_forward = per_layer["compute"] / 3 + per_layer["elementwise"] / 3 + per_layer["collectives"] / 2
-    model_backward = 2 * per_layer["compute"] / 3 + 2 * per_layer["elementwise"] / 3 + per_layer["collectives"] / 2
-    assert 1000 * model_forward == pytest.approx(forward, rel=0.15)  # 6.75 ms against 7.7
-    assert 1000 * model_backward == pytest.approx(backward, rel=0.05)  # 11.5 ms against 11.9
-    assert model_forward / (model_forward + model_backward) == pytest.approx(0.37, abs=0.01)
+    work = per_layer["compute"] + per_layer["operands"] + per_layer["elementwise"]
+    model_forward = work / 3 + per_layer["collectives"] / 2
+    model_backward = 2 * work / 3 + per_layer["collectives"] / 2
+    assert 1000 * model_forward == pytest.approx(forward, rel=0.06)  # 7.29 ms against 7.7
+    assert 1000 * model_backward == pytest.approx(backward, rel=0.08)  # 12.78 ms against 11.9
+    assert model_forward / (model_forward + model_backward) == pytest.approx(0.36, abs=0.01)
 
 
 def test_narayanan_equation_4_days_to_train() -> None:
@@ -274,7 +319,8 @@ def test_narayanan_equation_4_days_to_train() -> None:
 
 
 #: Llama 3 (Dubey et al. 2024) Table 4: GPUs, TP, CP, PP, DP as printed, sequence, batch per DP, tokens per batch,
-#: TFLOPs per GPU, BF16 MFU (%).
+#: TFLOPs per GPU, BF16 MFU (%); every figure checked against the paper's text ("Table 4 Scaling configurations and
+#: MFU for each stage of Llama 3 405B pre-training"), whose third row prints DP = 4.
 LLAMA3_TABLE_4 = (
     (8192, 8, 1, 16, 64, 8192, 32, 16e6, 430, 43),
     (16384, 8, 1, 16, 128, 8192, 16, 16e6, 400, 41),

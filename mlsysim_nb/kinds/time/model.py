@@ -34,8 +34,9 @@ ACHIEVED_SHARES_SOURCE = (
     "Calculon's published description of an A100 80GB system (Isaev et al. 2023, SC'23; "
     "github.com/calculon-ai/calculon, systems/a100_80g.json): matrix units at 90 % of peak on operations of "
     "16 to 128 GFLOP (95 % above), memory at 90 % of its bandwidth on transfers of 100 MB and more, NVLink "
-    "at 60 % of 300 GB/s, InfiniBand at 90 % of 25 GB/s. Stated once, for every layout and device; not fitted "
-    "to the figures the tests compare against."
+    "at 65 % of 300 GB/s with reduce-scatters and all-gathers costing 1.5 times their ring volume, InfiniBand "
+    "at 90 % of 25 GB/s, and each operation's arithmetic and memory traffic run back to back. Stated once, for "
+    "every layout and device; not fitted to the figures the tests compare against."
 )
 #: The smallest achieved share accepted: 1 % (below it no run is being described, and times grow without bound).
 _LEAST_SHARE = 0.01
@@ -57,17 +58,19 @@ class TrainingTimeScenario(TimeView, Scenario):
     (Korthikanti et al. 2022, Appendix A: ``72·B·s·L·h²·(1 + s/(6·h) + v/(12·h·L))`` for their GPT layer,
     read here off the workload's own layer: grouped-query attention, gated MLPs, the k experts a token uses);
     hardware FLOPs add recomputation's rerun. The time is the sum of its causes on one device, nothing
-    overlapped unless ``data_parallel_overlap`` says so: matrix work at ``matmul_share`` of the peak,
-    element-wise work at ``memory_share`` of the bandwidth, tensor-parallel collectives and pipeline transfers
-    over the node's links (``link_share``) or the network (``network_share``), the pipeline bubble
+    overlapped unless ``data_parallel_overlap`` says so: matrix work at ``matmul_share`` of the peak, the
+    matrix products' own operand traffic and the element-wise work at ``memory_share`` of the bandwidth,
+    tensor-parallel collectives (sequence parallelism's at ``gather_scatter_cost`` times their ring volume) and
+    pipeline transfers over the node's links (``link_share``) or the network (``network_share``), the pipeline bubble
     ``(p − 1)/(m·n_micro)`` of the ideal time, the data-parallel reduction and the experts' all-to-alls, the
     optimizer step.
 
     Assumptions: the work spread evenly over the devices and the stages (the output layer, on the last stage in
     Megatron-LM, is counted as an even share); the ranks laid out tensor-parallel first, then data-parallel,
     then pipeline (Megatron-LM's order), so a group shares a node when its devices fit in one; a causal mask's
-    scores computed whole. Excludes: kernel launch gaps, the loss and embedding lookups' memory traffic, and
-    overlap of tensor-parallel communication with computation.
+    scores computed whole. Excludes: kernel launch gaps, achieved shares that depend on an operation's size, the
+    collectives' own memory traffic, the loss and embedding lookups' memory traffic, and overlap of
+    tensor-parallel communication with computation.
 
     Examples
     --------
@@ -91,8 +94,13 @@ class TrainingTimeScenario(TimeView, Scenario):
         help="the share of the memory bandwidth element-wise work and the optimizer reach (Calculon's A100: 90 %)",
     )  # fmt: skip
     link_share: Any = knob(
-        0.6, kind="share", symbol="η_link", label="achieved share of link bandwidth", high=1,
-        help="the share of the node's link bandwidth collectives reach (Calculon's NVLink: 60 %)",
+        0.65, kind="share", symbol="η_link", label="achieved share of link bandwidth", high=1,
+        help="the share of the node's link bandwidth collectives reach (Calculon's NVLink: 65 %)",
+    )  # fmt: skip
+    gather_scatter_cost: Any = knob(
+        1.5, kind="number", symbol="κ", label="reduce-scatter and all-gather cost multiple", high=4,
+        help="what sequence parallelism's reduce-scatters and all-gathers cost against their ring volume, an "
+        "all-reduce costing 1 (Calculon's NVLink: 1.5)",
     )  # fmt: skip
     network_share: Any = knob(
         0.9, kind="share", symbol="η_net", label="achieved share of network bandwidth", high=1,
@@ -123,12 +131,13 @@ class TrainingTimeScenario(TimeView, Scenario):
         if layout.hardware is None:
             raise FieldError(o, "layout", "needs a device (its state's hardware) to time the iteration on")
         env = self._check_fields()
-        for share in ("matmul_share", "memory_share", "link_share", "network_share"):
+        for share in ("matmul_share", "memory_share", "link_share", "network_share", "gather_scatter_cost"):
             small = np.asarray(env[share]) < _LEAST_SHARE
             if np.any(small):
-                msg = (
-                    f"must be at least 1 % (an achieved share of a device that runs), got {_first(env[share], small)!r}"
+                what = (
+                    "a cost multiple" if share == "gather_scatter_cost" else "an achieved share of a device that runs"
                 )
+                msg = f"must be at least 1 % ({what}), got {_first(env[share], small)!r}"
                 raise FieldError(o, share, msg)
         self._check_batch(o, env)
         self._set_env(*self._environment(env))
@@ -187,6 +196,7 @@ class TrainingTimeScenario(TimeView, Scenario):
             "recomputes_layers_split": (recompute == "full") & (t > 1),
             "recomputes_scores": recompute == "selective",
             "tensor_split": t > 1,
+            "sequence_split": np.asarray(layout.sequence_parallel, dtype=bool) & (t > 1),
             "pipelined": p > 1,
             "data_split": n_d > 1,
             "experts_split": (e > 1) & bool(w.experts),
@@ -213,6 +223,11 @@ class TrainingTimeScenario(TimeView, Scenario):
     layer_elementwise_bytes = derived("layer_elementwise_bytes")
     elementwise_traffic = derived("elementwise_traffic")
     elementwise_time = derived("elementwise_time")
+    layer_operand_bytes = derived("layer_operand_bytes")
+    output_operand_bytes = derived("output_operand_bytes")
+    matrix_traffic = derived("matrix_traffic")
+    matrix_operand_time = derived("matrix_operand_time")
+    collective_cost = derived("collective_cost")
     tensor_bandwidth = derived("tensor_bandwidth")
     tensor_parallel_time = derived("tensor_parallel_time")
     pipeline_bandwidth = derived("pipeline_bandwidth")

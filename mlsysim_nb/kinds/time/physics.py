@@ -11,7 +11,10 @@ hardware FLOPs add what recomputation runs again.
 
 Time (per device, nothing overlapped unless a field says so, as Megatron-LM ran these layouts):
 
-* matrix work at ``η_mm`` of the device's peak, spread evenly over the ``N_d·t·p`` devices;
+* matrix work at ``η_mm`` of the device's peak, spread evenly over the ``N_d·t·p`` devices, and then the
+  matrix products' own memory traffic (their inputs, weights and outputs; forward once, backward twice, the
+  rerun again) at ``η_mem`` of the bandwidth, not overlapped with their arithmetic, as Calculon's A100 system
+  counts an operation (Isaev et al. 2023; systems/a100_80g.json, ``"processing_mode": "no_overlap"``);
 * element-wise work (norms, residual adds, activation, softmax, dropout) at ``η_mem`` of the memory
   bandwidth: the bytes the layer table says each token moves (:mod:`~mlsysim_nb.kinds.time.table`),
   forward once, backward twice (it reads the output's gradient and the saved input, writes the input's
@@ -19,7 +22,8 @@ Time (per device, nothing overlapped unless a field says so, as Megatron-LM ran 
 * tensor (and sequence) parallelism: four all-reduces of ``s·b·h`` values per layer and micro-batch (two
   forward, two backward; with SP the same volume as all-gathers and reduce-scatters), six with full
   recomputation (its forward rerun all-reduces again), over the node's links at ``η_link`` when the ``t``
-  devices sit in one node, else over the network at ``η_net``;
+  devices sit in one node, else over the network at ``η_net``; under sequence parallelism the reduce-scatters
+  and all-gathers cost ``κ`` times their ring volume (Calculon's NVLink: 1.5, an all-reduce 1);
 * pipeline parallelism: each device sends one micro-batch's activations forward and their gradients
   backward per virtual stage, ``s·b·h/t`` values each (Narayanan et al. 2021, Sec. 4.1, the scatter/gather
   across the ``t`` links); the bubble of the interleaved schedule is ``(p − 1)/(m·n_micro)`` of the ideal time
@@ -182,6 +186,82 @@ _TIME = [
         base="second",
     ),
     _D(
+        "layer_operand_bytes",
+        "precision_bytes * (unsplit_operand_values + (split_operand_values + score_operand_values * heads * sequence)"
+        " / tensor_parallel + layer_matrix_parameters / (tensor_parallel * micro_batch * sequence))",
+        "Bytes one device's matrix products read and write per token and layer in the forward pass: the whole-width "
+        "inputs and outputs, the sides t splits (and the scores, with eager attention), and the layer's weights "
+        "once per micro-batch.",
+        "byte",
+        symbol="m_layer",
+        label="matrix operand bytes per token and layer",
+        base="byte",
+    ),
+    _D(
+        "output_operand_bytes",
+        "precision_bytes * (hidden_dim + vocabulary / tensor_parallel + vocabulary * hidden_dim"
+        " / (tensor_parallel * micro_batch * sequence))",
+        "Bytes the output layer's product reads and writes per token on one device: its input of h, its v/t "
+        "logits, and its weights once per micro-batch.",
+        "byte",
+        symbol="m_out",
+        label="output-layer operand bytes per token",
+        base="byte",
+    ),
+    _D(
+        "matrix_traffic",
+        doc="Bytes one device's matrix products move per iteration: forward once, backward twice (the input's "
+        "gradient and the weights' gradient each read the saved input and the output's gradient), plus the rerun.",
+        unit="GB",
+        cases=(
+            Case(
+                "full recomputation: every layer's products again",
+                "tokens_per_iteration / data_parallel / pipeline_parallel * (4 * layers * layer_operand_bytes"
+                " + 3 * output_operand_bytes)",
+                when="recomputes_layers",
+            ),
+            Case(
+                "selective recomputation: the scores' products again",
+                "tokens_per_iteration / data_parallel / pipeline_parallel * (layers * (3 * layer_operand_bytes"
+                " + precision_bytes * (attention_operand_values + score_operand_values * heads * sequence)"
+                " / tensor_parallel) + 3 * output_operand_bytes)",
+                when="recomputes_scores",
+            ),
+            Case(
+                "no recomputation",
+                "3 * tokens_per_iteration / data_parallel / pipeline_parallel * (layers * layer_operand_bytes"
+                " + output_operand_bytes)",
+            ),
+        ),
+        symbol="T_mm",
+        label="matrix operand traffic",
+        base="byte",
+    ),
+    _D(
+        "matrix_operand_time",
+        "matrix_traffic / (bandwidth * memory_share)",
+        "The matrix products' own memory traffic at η_mem of the bandwidth, not overlapped with their arithmetic "
+        "(Calculon's A100 system runs each operation's arithmetic and memory time back to back).",
+        "s",
+        symbol="t_mm,mem",
+        label="matrix operands",
+        base="second",
+    ),
+    _D(
+        "collective_cost",
+        doc="What a tensor-parallel collective costs against a ring all-reduce of the same tensor.",
+        cases=(
+            Case(
+                "sequence parallelism: reduce-scatters and all-gathers, each at κ times its ring volume",
+                "gather_scatter_cost",
+                when="sequence_split",
+            ),
+            Case("all-reduces", "1"),
+        ),
+        symbol="κ_TP",
+        label="collective cost multiple",
+    ),
+    _D(
         "tensor_bandwidth",
         doc="Bandwidth the tensor-parallel collectives get per device: the node's links when the t devices share "
         "a node, else the network.",
@@ -197,18 +277,19 @@ _TIME = [
     _D(
         "tensor_parallel_time",
         doc="Tensor- and sequence-parallel collectives per iteration on one device, exposed: four of s·b·h per "
-        "layer and micro-batch, six with full recomputation.",
+        "layer and micro-batch, six with full recomputation, at κ_TP times an all-reduce's cost.",
         unit="s",
         cases=(
             Case(
                 "full recomputation: the rerun forward's two again",
-                "1.5 * micro_batches * layers / pipeline_parallel * tensor_parallel_traffic_per_layer"
-                " / tensor_bandwidth",
+                "1.5 * collective_cost * micro_batches * layers / pipeline_parallel"
+                " * tensor_parallel_traffic_per_layer / tensor_bandwidth",
                 when="recomputes_layers_split",
             ),
             Case(
                 "t > 1",
-                "micro_batches * layers / pipeline_parallel * tensor_parallel_traffic_per_layer / tensor_bandwidth",
+                "collective_cost * micro_batches * layers / pipeline_parallel * tensor_parallel_traffic_per_layer"
+                " / tensor_bandwidth",
                 when="tensor_split",
             ),
             Case("no tensor parallelism", "0"),
@@ -279,8 +360,8 @@ _TIME = [
     ),
     _D(
         "pipeline_work_time",
-        "compute_time + recompute_time + elementwise_time + tensor_parallel_time + pipeline_transfer_time"
-        " + expert_time",
+        "compute_time + recompute_time + matrix_operand_time + elementwise_time + tensor_parallel_time"
+        " + pipeline_transfer_time + expert_time",
         "One device's work on its micro-batches, back to back: the ideal pipeline's time.",
         "s",
         symbol="t_ideal",
@@ -413,6 +494,10 @@ NOTATION: dict[str, Quantity] = {
     "sp_elementwise_bytes": quantity("e_SP", "byte", "element-wise bytes per token and layer only SP splits"),
     "tp_elementwise_bytes": quantity("e_TP", "byte", "element-wise bytes per token and layer t splits"),
     "score_elementwise_bytes": quantity("e_score", "byte", "element-wise bytes per attention score"),
+    "unsplit_operand_values": quantity("o_h", "", "matrix operand values per token and layer of width h"),
+    "split_operand_values": quantity("o_t", "", "matrix operand values per token and layer t splits"),
+    "attention_operand_values": quantity("o_att", "", "attention products' operand values per token and layer"),
+    "score_operand_values": quantity("o_score", "", "matrix operand values per attention score"),
     "vocabulary": quantity("v", "", "vocabulary"),
     # -- the device
     "peak_flops": RECORD_QUANTITIES["peak_flops"],
@@ -423,6 +508,7 @@ NOTATION: dict[str, Quantity] = {
     "recomputes_layers_split": quantity("[rec = full, t > 1]", "", "full recomputation under tensor parallelism"),
     "recomputes_scores": quantity("[rec = selective]", "", "selective recomputation"),
     "tensor_split": quantity("[t > 1]", "", "tensor parallelism on"),
+    "sequence_split": quantity("[SP, t > 1]", "", "sequence parallelism on"),
     "pipelined": quantity("[p > 1]", "", "pipeline parallelism on"),
     "data_split": quantity("[N_d > 1]", "", "data parallelism on"),
     "experts_split": quantity("[e > 1, E > 0]", "", "expert parallelism on"),

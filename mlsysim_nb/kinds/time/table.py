@@ -20,7 +20,15 @@ Read off the workload's own layer (:func:`mlsysim_nb.layers.layer_weights`), nev
   attention, the fused scale-mask-softmax reads and writes ``a·s`` scores per token and an attention dropout
   reads and writes them again with a one-byte mask (split by ``t``); fused attention (FlashAttention) keeps the
   scores on chip, so they move no memory. Korthikanti's GPT layer moves ``22·h`` bytes per token that only
-  SP splits, ``16·h`` that t splits, and ``9`` bytes per score. Biases are added inside the matrix kernels.
+  SP splits, ``16·h`` that t splits, and ``9`` bytes per score. Biases are added inside the matrix kernels;
+* **matrix operands per token**, the values the matrix products themselves read and write in a layer's forward
+  pass (Calculon's layer model, Isaev et al. 2023: a product reads its input and its weights and writes its
+  output). The side of width ``h`` is whole on every device: the attention block and each MLP a token uses read
+  an input of ``h`` and write an output of ``h`` (``2·h`` each); the other sides are split by ``t``: the other
+  axis of every matrix with an ``h`` axis (``P_mm/h``, ``12·h`` for Korthikanti's layer), and the attention
+  products' queries, keys and values read and output written (``2·a·d + 2·kv·d``). With eager attention the
+  scores ``Q·Kᵀ`` writes are read again by scores·V: 2 values per score (split by ``t``); fused attention keeps
+  them on chip.
 """
 
 from __future__ import annotations
@@ -39,7 +47,7 @@ _MASK = 1
 
 
 @lru_cache(maxsize=256)
-def _inputs(arch: Architecture, width: float, eager: bool) -> tuple[float, float, float, float, float]:
+def _inputs(arch: Architecture, width: float, eager: bool) -> tuple[float, ...]:
     dims = arch.dims(1, 1)
     matrix = float(
         sum(
@@ -57,7 +65,12 @@ def _inputs(arch: Architecture, width: float, eager: bool) -> tuple[float, float
     tp_bytes = mlps * (ins + 1) * f * width + (2 * (a + kv) * d * width if arch.positions == "rotary" else 0)
     # per attention score (a·s per token): fused softmax read + write, dropout read + write + mask
     score_bytes = (2 * width + (2 * width + _MASK if arch.attention_dropout else 0)) if eager else 0.0
-    return matrix, float(a * d), float(sp_bytes), float(tp_bytes), float(score_bytes)
+    # matrix operands: the whole-width side (an input and an output of h per block), the sides t splits
+    unsplit = 2 * h * (1 + mlps)
+    split = matrix / h + 2 * a * d + 2 * kv * d
+    score_values = 2 if eager else 0
+    return (matrix, float(a * d), float(sp_bytes), float(tp_bytes), float(score_bytes), float(unsplit),
+            float(split), float(2 * a * d + 2 * kv * d), float(score_values))  # fmt: skip
 
 
 def layer_time_inputs(workload: Any, ffn_multiple: float, width: float, attention: str) -> dict[str, Any]:
@@ -69,8 +82,14 @@ def layer_time_inputs(workload: Any, ffn_multiple: float, width: float, attentio
     arch = workload.architecture()
     if workload.reference_style:  # the MLP is f·h wide, as the activation scenario says
         arch = dataclasses.replace(arch, ffn=round(float(ffn_multiple) * int(workload.hidden_dim)))
-    matrix, attention_width, sp_bytes, tp_bytes, score_bytes = _inputs(arch, float(width), attention == "eager")
+    matrix, attention_width, sp_bytes, tp_bytes, score_bytes, unsplit, split, attention_io, score_values = _inputs(
+        arch, float(width), attention == "eager"
+    )
     return {
+        "unsplit_operand_values": unsplit,
+        "split_operand_values": split,
+        "attention_operand_values": attention_io,
+        "score_operand_values": score_values,
         "layer_matrix_parameters": matrix,
         "attention_width": attention_width,
         "sp_elementwise_bytes": sp_bytes,

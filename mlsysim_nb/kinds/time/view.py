@@ -41,13 +41,21 @@ _SECTIONS = (
             ("recompute_time", "recompute_time"),
             ("layer_elementwise_bytes", "layer_elementwise_bytes"),
             ("elementwise_traffic", "elementwise_traffic"),
+            ("layer_operand_bytes", "layer_operand_bytes"),
+            ("output_operand_bytes", "output_operand_bytes"),
+            ("matrix_traffic", "matrix_traffic"),
+            ("matrix_operand_time", "matrix_operand_time"),
             ("elementwise_time", "elementwise_time"),
         ),
         "compute_time",
     ),
     _S(
         "Tensor and sequence parallelism: collectives inside the node",
-        (("tensor_bandwidth", "tensor_bandwidth"), ("tensor_parallel_time", "tensor_parallel_time")),
+        (
+            ("collective_cost", "collective_cost"),
+            ("tensor_bandwidth", "tensor_bandwidth"),
+            ("tensor_parallel_time", "tensor_parallel_time"),
+        ),
         "tensor_parallel_time",
         when="tensor_split",
     ),
@@ -107,9 +115,11 @@ _NOTES = (
             "computes the scores and their product with the values (2·s·A each, a causal mask counted whole); "
             "backward twice the forward; the output layer 2·v·h per token forward (Korthikanti et al. 2022, "
             "Appendix A: 72·B·s·L·h²·(1 + s/(6·h) + v/(12·h·L)) for their GPT layer). Hardware FLOPs add "
-            "recomputation's rerun forward. Time on one device: matrix work at η_mm of the peak, element-wise "
-            "bytes (forward once, backward twice, the rerun again) at η_mem of the bandwidth, four tensor-parallel "
-            "collectives of s·b·h per layer and micro-batch (six with full recomputation), pipeline sends of "
+            "recomputation's rerun forward. Time on one device: matrix work at η_mm of the peak, then the matrix "
+            "products' own operands (inputs, weights, outputs) and the element-wise bytes (forward once, backward "
+            "twice, the rerun again) at η_mem of the bandwidth, four tensor-parallel collectives of s·b·h per layer "
+            "and micro-batch (six with full recomputation; SP's reduce-scatters and all-gathers at κ times an "
+            "all-reduce's cost), pipeline sends of "
             "s·b·h/t per virtual stage and micro-batch each way, the bubble (p − 1)/(m·n_micro) of the ideal time "
             "(Narayanan et al. 2021), the data-parallel reduction, the experts' all-to-alls and the optimizer step."
         ),
@@ -122,22 +132,27 @@ _NOTES = (
             "laid out tensor-parallel first, then data-parallel, then pipeline, a group sharing a node when its "
             "devices fit in one. The achieved shares' defaults: "
             "Calculon's published A100 system (Isaev et al. 2023): matrix units at 90 % of peak, memory at 90 %, "
-            "NVLink at 60 %, InfiniBand at 90 %; fields, never fitted to a published time."
+            "NVLink at 65 % with reduce-scatters and all-gathers at 1.5 times their ring volume, InfiniBand at "
+            "90 %, an operation's arithmetic and memory traffic back to back; fields, never fitted to a published "
+            "time."
         ),
     ),
     (
         "Checked",
         (
             "Against Korthikanti et al. (2022) Table 5 (GPT 22B to 1T on A100 80GB): with these shares the eight "
-            "iteration times come out 12 % to 21 % short of the measured ones (mean 17.6 %), so MFU reads high; "
-            "full recomputation's cost over selective is overstated by 4 to 12 points. Lower shares of a measured "
-            "run of your own, stated as fields, give its time."
+            "iteration times come out 2 % to 10.3 % short of the measured ones (mean 7.2 %), so MFU reads high by "
+            "1 to 6.5 points; what selective recomputation with SP gains over full recomputation comes within 3 "
+            "points. One share per resource misses that small kernels reach less (attention's batched products, "
+            "the element-wise work on SP's small tensors). Lower shares of a measured run of your own, stated as "
+            "fields, give its time."
         ),
     ),
     (
         "Excludes",
         (
-            "Kernel launch gaps, the loss and the embedding lookups' memory traffic, tensor-parallel communication "
+            "Kernel launch gaps, achieved shares that depend on an operation's size, the collectives' own memory "
+            "traffic, the loss and the embedding lookups' memory traffic, tensor-parallel communication "
             "overlapped with computation, stragglers and failures; the data loader."
         ),
     ),
@@ -147,6 +162,7 @@ _COMPARISON_ROWS = (
     "model_flops_per_iteration",
     "compute_time",
     "recompute_time",
+    "matrix_operand_time",
     "elementwise_time",
     "communication_time",
     "bubble_time",
@@ -160,6 +176,7 @@ _COMPARISON_ROWS = (
 TIME_PARTS = (
     ("compute", "compute_time"),
     ("recompute", "recompute_time"),
+    ("matrix operands", "matrix_operand_time"),
     ("elementwise", "elementwise_time"),
     ("communication exposed", "communication_time"),
     ("bubble", "bubble_time"),
