@@ -561,3 +561,32 @@ def test_07_says_the_batch_at_the_limit_does_not_fit_at_its_peak() -> None:
     assert f"{t.peak / t.sum_of_parts - 1:.1%}" == "6.9%" and "6.9 % above the sum" in text
     assert f"{capacity / 1e9:.1f}" == "85.9" and "above the H100's 85.9 GB" in text
     assert "At the limit, 23 sequences" in text and "start of the backward pass" in text
+
+
+def test_04_says_adapters_are_not_timed_and_gives_full_fine_tunings_peak() -> None:
+    """04: LoRA has no step timeline (refused); full fine-tuning at batch 4 peaks at 161.71 GB, 4.5 % under the sum."""
+    from mlsysim_nb import ActivationMemoryScenario, ParallelTrainingScenario
+    from mlsysim_nb.errors import FieldError
+
+    config = Workloads.configuration("llama-3.1-8b")
+    acts = ActivationMemoryScenario(workload=config, micro_batch=4, seq_len=2048, attention="fused", precision_bytes=2)
+    lora = Scenarios.Llama3_8BLoraOnH100.variant(workload=config, batch_size=None, activations=None)
+    with pytest.raises(FieldError, match="not adapters"):
+        ParallelTrainingScenario(state=lora, activations=acts, recompute="none").step_timeline()
+    full = Scenarios.Llama3_8BFullFineTuneOnH100
+    assert full.batch_size == 4
+    state = full.variant(workload=config, batch_size=None, activations=None)
+    t = ParallelTrainingScenario(state=state, activations=acts, recompute="none").step_timeline()
+    assert t.peak_phase == "backward, output layer"
+    at_peak = t.peak_point.bytes
+    assert at_peak["gradients"] == 0
+    # by hand: the loss's two FP32 gradients of the logits, 2 x 4 B x s b v = 8 x 2,048 x 4 x 128,256 B
+    assert at_peak["backward transients"] == 8 * 2048 * 4 * 128_256
+    text = _one_line("04", "peak-04")
+    assert f"{t.peak / 1e9:.2f} GB ({t.peak / 2**30:.2f} GiB)" == "161.71 GB (150.60 GiB)"
+    assert "161.71 GB (150.60 GiB), at the **start of the backward pass**" in text
+    assert f"{1 - t.peak / t.sum_of_parts:.1%}" == "4.5%" and "4.5 % below the sum" in text
+    assert f"{t.sum_of_parts / 1e9:.2f}" == "169.36" and "activations, 169.36 GB" in text
+    loss = at_peak["backward transients"]
+    assert f"{loss / 1e9:.1f} GB, {loss / 2**30:.2f} GiB" == "8.4 GB, 7.83 GiB" and "logits (8.4 GB, 7.83 GiB)" in text
+    assert "modelled for full training, not adapters" in text and "Why does a run that fits run out of memory?" in text
