@@ -560,6 +560,8 @@ def test_07_says_the_batch_at_the_limit_does_not_fit_at_its_peak() -> None:
     assert "97.81 GB (91.09 GiB)" in text
     assert f"{t.peak / t.sum_of_parts - 1:.1%}" == "6.9%" and "6.9 % above the sum" in text
     assert f"{capacity / 1e9:.1f}" == "85.9" and "above the H100's 85.9 GB" in text
+    assert f"{t.sum_of_parts / 1e9:.2f}" == "91.46" and "output layer counted (91.46 GB)" in text
+    assert flash.variant(batch_size=23).training_fits  # fits by the sum the lesson compares
     assert "At the limit, 23 sequences" in text and "start of the backward pass" in text
 
 
