@@ -491,3 +491,104 @@ def test_flash_attention_is_not_offered_as_a_saving_already_counted() -> None:
     # 36.5 GB at batch 4 of 2,048 tokens is 34 bytes per token and hidden unit per layer
     assert lora.activations.m_as("B") / (2048 * lora.batch_size * w.hidden_dim * w.layers) == pytest.approx(34)
     assert "FlashAttention-style score recomputation (notebook 5) or" not in "\n".join(_src(c) for c in _cells("04") if c["cell_type"] == "markdown")
+
+
+# -- the sum is not the peak (notebooks 01, 03, 07 point to notebook 10) ---------------------------
+
+
+def _gpt2_xl_step(case: Any, micro_batch: int, micro_batches: int = 1) -> tuple[Any, Any]:
+    """GPT-2 XL from its config.json, the case's recipe, scores not stored: its one-device step timeline."""
+    from mlsysim_nb import ActivationMemoryScenario, ParallelTrainingScenario
+
+    config = Workloads.configuration("gpt2-xl")
+    state = case.variant(workload=config, batch_size=None, activations=None)
+    acts = ActivationMemoryScenario(
+        workload=config, micro_batch=micro_batch, seq_len=1024, attention="fused", precision_bytes=case.bytes_per_value
+    )
+    step = ParallelTrainingScenario(state=state, activations=acts, recompute="none")
+    return step, step.step_timeline(micro_batches)
+
+
+def _one_line(number: str, cell_id: str) -> str:
+    return " ".join(_src(_cell(number, cell_id)).split())
+
+
+def test_01_says_the_state_is_not_the_peak_and_by_how_much() -> None:
+    """01: one FP32 AdamW step of one 1,024-token sequence peaks at 31.15 GB in the optimizer step, 25 % over the state."""
+    step, t = _gpt2_xl_step(Scenarios.Gpt2Fp32AdamOnH100, 1)
+    state = step.state.total.m_as("B")
+    # by hand: 16 B x 1,557,611,200 = 24.92 GB of state; the foreach AdamW temporaries add one FP32 copy (6.23 GB)
+    assert state == 16 * 1_557_611_200
+    assert step.state.workload.parameters.m == 1_557_611_200
+    assert t.peak_phase == "optimizer step" and step.peak_phase == "optimizer step"
+    assert t.peak == pytest.approx(20 * 1_557_611_200, rel=1e-12)
+    assert "one more FP32 copy of the weights (20 B per parameter)" in _one_line("01", "peak-01")
+    text = _one_line("01", "peak-01")
+    assert f"{t.peak / 1e9:.2f} GB ({t.peak / 2**30:.2f} GiB)" == "31.15 GB (29.01 GiB)"
+    assert "31.15 GB (29.01 GiB), in the **optimizer step**" in text
+    assert f"{t.peak / state - 1:.0%}" == "25%" and "25 % above the state alone" in text
+    assert f"{t.peak / t.sum_of_parts - 1:.1%}" == "2.7%" and "2.7 % above the state plus" in text
+    assert f"{state / 1e9:.2f}" == "24.92" and "1,557,611,200 parameters (24.92 GB of state)" in text
+    assert "Why does a run that fits run out of memory?" in text
+    assert "peak-01-code" in [c.get("id") for c in _cells("01")]
+
+
+def test_03_says_the_drawn_peak_is_a_sum_and_the_step_peaks_higher() -> None:
+    """03: two accumulated micro-batches of 16 peak at 77.79 GB as the second backward pass starts, 9.3 % over the sum."""
+    run = Scenarios.Gpt2MixedPrecisionTwoMicroBatchesOnH100
+    _, t = _gpt2_xl_step(run, run.batch_size, micro_batches=2)
+    assert t.peak_phase == "backward, output layer (micro-batch 2)"
+    text = _one_line("03", "peak-03")
+    assert f"{t.peak / 1e9:.2f} GB ({t.peak / 2**30:.2f} GiB)" == "77.79 GB (72.45 GiB)"
+    assert "77.79 GB (72.45 GiB)" in text
+    assert f"{t.peak / t.sum_of_parts - 1:.1%}" == "9.3%" and "9.3 % above the sum" in text
+    assert f"{t.sum_of_parts / 1e9:.2f}" == "71.21" and "activations, 71.21 GB" in text
+    assert "start of the second micro-batch's backward pass" in text
+    # the gradients of the first micro-batch are alive at the peak: it is above the one-micro-batch step's
+    assert t.peak > _gpt2_xl_step(run, run.batch_size)[1].peak
+
+
+def test_07_says_the_batch_at_the_limit_does_not_fit_at_its_peak() -> None:
+    """07: at the limit (23 sequences) the step peaks at 97.81 GB, 6.9 % over the sum and over the H100's 85.9 GB."""
+    flash = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100
+    assert flash.max_resident_batch == 23
+    _, t = _gpt2_xl_step(flash, 23)
+    capacity = flash.hardware.memory.capacity.m_as("B")
+    assert t.peak_phase == "backward, output layer" and t.peak > capacity
+    text = _one_line("07", next(c["id"] for c in _cells("07") if "## What this model leaves out" in _src(c)))
+    assert f"{t.peak / 1e9:.2f} GB ({t.peak / 2**30:.2f} GiB)" == "97.81 GB (91.09 GiB)"
+    assert "97.81 GB (91.09 GiB)" in text
+    assert f"{t.peak / t.sum_of_parts - 1:.1%}" == "6.9%" and "6.9 % above the sum" in text
+    assert f"{capacity / 1e9:.1f}" == "85.9" and "above the H100's 85.9 GB" in text
+    assert f"{t.sum_of_parts / 1e9:.2f}" == "91.46" and "output layer counted (91.46 GB)" in text
+    assert flash.variant(batch_size=23).training_fits  # fits by the sum the lesson compares
+    assert "At the limit, 23 sequences" in text and "start of the backward pass" in text
+
+
+def test_04_says_adapters_are_not_timed_and_gives_full_fine_tunings_peak() -> None:
+    """04: LoRA has no step timeline (refused); full fine-tuning at batch 4 peaks at 161.71 GB, 4.5 % under the sum."""
+    from mlsysim_nb import ActivationMemoryScenario, ParallelTrainingScenario
+    from mlsysim_nb.errors import FieldError
+
+    config = Workloads.configuration("llama-3.1-8b")
+    acts = ActivationMemoryScenario(workload=config, micro_batch=4, seq_len=2048, attention="fused", precision_bytes=2)
+    lora = Scenarios.Llama3_8BLoraOnH100.variant(workload=config, batch_size=None, activations=None)
+    with pytest.raises(FieldError, match="not adapters"):
+        ParallelTrainingScenario(state=lora, activations=acts, recompute="none").step_timeline()
+    full = Scenarios.Llama3_8BFullFineTuneOnH100
+    assert full.batch_size == 4
+    state = full.variant(workload=config, batch_size=None, activations=None)
+    t = ParallelTrainingScenario(state=state, activations=acts, recompute="none").step_timeline()
+    assert t.peak_phase == "backward, output layer"
+    at_peak = t.peak_point.bytes
+    assert at_peak["gradients"] == 0
+    # by hand: the loss's two FP32 gradients of the logits, 2 x 4 B x s b v = 8 x 2,048 x 4 x 128,256 B
+    assert at_peak["backward transients"] == 8 * 2048 * 4 * 128_256
+    text = _one_line("04", "peak-04")
+    assert f"{t.peak / 1e9:.2f} GB ({t.peak / 2**30:.2f} GiB)" == "161.71 GB (150.60 GiB)"
+    assert "161.71 GB (150.60 GiB), at the **start of the backward pass**" in text
+    assert f"{1 - t.peak / t.sum_of_parts:.1%}" == "4.5%" and "4.5 % below the sum" in text
+    assert f"{t.sum_of_parts / 1e9:.2f}" == "169.36" and "activations, 169.36 GB" in text
+    loss = at_peak["backward transients"]
+    assert f"{loss / 1e9:.1f} GB, {loss / 2**30:.2f} GiB" == "8.4 GB, 7.83 GiB" and "logits (8.4 GB, 7.83 GiB)" in text
+    assert "modelled for full training, not adapters" in text and "Why does a run that fits run out of memory?" in text
