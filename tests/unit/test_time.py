@@ -305,6 +305,9 @@ def test_size_dependent_shares_sweep_over_the_layout() -> None:
     assert [_s(x) for x in result["iteration_time"]] == pytest.approx(one, rel=1e-12)
     wide = flat.variant(share_curves="calculon-a100", layout=flat.layout.variant(tensor_parallel=2))
     assert wide._env.values["score_product_share"] == 0.9
+    panel = explore(flat)
+    panel.set("share_curves", "calculon-a100")
+    assert panel.companion.bars[0]["total_text"] == "12.53 s"  # the panel's number is the scenario's
 
 
 @pytest.mark.xfail(

@@ -304,7 +304,7 @@ class TimeView:
         return rows
 
     def controls(self: TimeLike) -> list[Any]:
-        """The layout's device and parallelism, then the global batch and the achieved shares' overlap."""
+        """The layout's device and parallelism, then the global batch, the share model and the data-parallel overlap."""
         from mlsysim_nb.model import controls as c
 
         layout = self.layout
@@ -314,5 +314,5 @@ class TimeView:
             bind=lambda s, node: {"layout": s.layout.variant(state=s.layout.state.variant(hardware=node))},
         )
         moved = [c.field_control(layout, name, bind=_moves_layout(name)) for name in _LAYOUT_FIELDS]
-        own = [c.field_control(self, name) for name in ("global_batch_size", "data_parallel_overlap")]
+        own = [c.field_control(self, name) for name in ("global_batch_size", "share_curves", "data_parallel_overlap")]
         return [device, *moved, *own]
