@@ -17,8 +17,9 @@ import numpy as np
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.kinds.activation.model import ActivationMemoryScenario
 from mlsysim_nb.kinds.parallel.model import ParallelTrainingScenario
+from mlsysim_nb.kinds.time.efficiency import SHARE_CURVES, class_shares
 from mlsysim_nb.kinds.time.physics import EQUATIONS
-from mlsysim_nb.kinds.time.table import layer_time_inputs
+from mlsysim_nb.kinds.time.table import layer_time_inputs, projection_operations
 from mlsysim_nb.kinds.time.view import TimeView
 from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
 from mlsysim_nb.model.equations import Equations, with_equations
@@ -68,9 +69,11 @@ class TrainingTimeScenario(TimeView, Scenario):
     Assumptions: the work spread evenly over the devices and the stages (the output layer, on the last stage in
     Megatron-LM, is counted as an even share); the ranks laid out tensor-parallel first, then data-parallel,
     then pipeline (Megatron-LM's order), so a group shares a node when its devices fit in one; a causal mask's
-    scores computed whole. Excludes: kernel launch gaps, achieved shares that depend on an operation's size, the
-    collectives' own memory traffic, the loss and embedding lookups' memory traffic, and overlap of
-    tensor-parallel communication with computation.
+    scores computed whole. ``share_curves="calculon-a100"`` gives each class of work (projections, score products,
+    output layer, norms and adds, activation, softmax) the share Calculon's A100 tables give an operation of its
+    size (:mod:`~mlsysim_nb.kinds.time.efficiency`). Excludes: kernel launch gaps, the collectives' own memory
+    traffic, the loss and embedding lookups' memory traffic, and overlap of tensor-parallel communication with
+    computation.
 
     Examples
     --------
@@ -85,13 +88,20 @@ class TrainingTimeScenario(TimeView, Scenario):
         kind="count", symbol="B_glob", label="sequences per iteration", high=2**24, control="log",
         help="the global batch: sequences one iteration trains on, b·N_d times the micro-batches",
     )  # fmt: skip
+    share_curves: Any = knob(
+        "flat", kind="choice", symbol="[curves]", label="achieved shares", choices=SHARE_CURVES,
+        control="dropdown", help="every operation at the flat shares below, or each operation class at the share of "
+        "its size in Calculon's A100 tables (kinds/time/efficiency.py)",
+    )  # fmt: skip
     matmul_share: Any = knob(
         0.9, kind="share", symbol="η_mm", label="achieved share of peak (matrix work)", high=1,
-        help="the share of the device's peak FLOPS its matrix multiplications reach (Calculon's A100: 90 %)",
+        help="the share of the device's peak FLOPS every matrix multiplication reaches when the shares are flat "
+        "(Calculon's A100: 90 % on operations of 16 to 128 GFLOP)",
     )  # fmt: skip
     memory_share: Any = knob(
         0.9, kind="share", symbol="η_mem", label="achieved share of memory bandwidth", high=1,
-        help="the share of the memory bandwidth element-wise work and the optimizer reach (Calculon's A100: 90 %)",
+        help="the share of the memory bandwidth the matrix operands and the optimizer reach, and the element-wise "
+        "work when the shares are flat (Calculon's A100: 90 % on transfers of 100 MB and more)",
     )  # fmt: skip
     link_share: Any = knob(
         0.65, kind="share", symbol="η_link", label="achieved share of link bandwidth", high=1,
@@ -180,6 +190,18 @@ class TrainingTimeScenario(TimeView, Scenario):
             layer_time_inputs(w, acts.magnitude("ffn_multiple"), acts.magnitude("precision_bytes"), acts.attention)
         )
         values["vocabulary"] = w.vocab_size
+        projections, activation_values = projection_operations(w, acts.magnitude("ffn_multiple"))
+        sequence_split = np.asarray(layout.sequence_parallel, dtype=bool) & (np.asarray(layout.tensor_parallel) > 1)
+        shares = class_shares(
+                curves=values["share_curves"], matmul_share=values["matmul_share"],
+                memory_share=values["memory_share"], projections=projections, micro_batch=values["micro_batch"],
+                sequence=values["sequence"], tensor_parallel=values["tensor_parallel"],
+                sequence_shards=np.where(sequence_split, layout.tensor_parallel, 1), hidden=float(w.hidden_dim),
+                activation_values=activation_values, heads=float(w.heads), attention_width=values["attention_width"],
+                vocabulary=float(w.vocab_size or 0), width=float(acts.magnitude("precision_bytes")),
+                eager=acts.attention == "eager",
+        )  # fmt: skip
+        values.update({k: (v if np.ndim(v) > 0 else float(v)) for k, v in shares.items()})
         needs["vocabulary"] = f"workload.vocab_size to count the output layer's FLOPs ({w.name} gives none)"
         values["peak_flops"] = None if node.peak_flops is None else float(node.peak_flops.m_as("FLOP/second"))
         needs["peak_flops"] = f"hardware.peak_flops ({node.name} gives none)"
@@ -222,6 +244,7 @@ class TrainingTimeScenario(TimeView, Scenario):
     recompute_time = derived("recompute_time")
     layer_elementwise_bytes = derived("layer_elementwise_bytes")
     elementwise_traffic = derived("elementwise_traffic")
+    layer_elementwise_weighted_bytes = derived("layer_elementwise_weighted_bytes")
     elementwise_time = derived("elementwise_time")
     layer_operand_bytes = derived("layer_operand_bytes")
     output_operand_bytes = derived("output_operand_bytes")

@@ -123,8 +123,12 @@ _ARITHMETIC = [
 _TIME = [
     _D(
         "compute_time",
-        "model_flops_per_iteration / devices / (peak_flops * matmul_share)",
-        "The model's arithmetic on one device: its share of the iteration's FLOPs at η_mm of the peak.",
+        "tokens_per_iteration / devices / peak_flops * (layers * (6 * layer_matrix_parameters / projection_share"
+        " + 4 * sequence * attention_width * (1 / score_product_share + 2 / score_product_backward_share))"
+        " + 6 * vocabulary * hidden_dim / output_share)",
+        "The model's arithmetic on one device, each class at its own share of the peak: the projections (forward, "
+        "the input's and the weights' gradients), the attention scores' products (forward, and a backward of twice "
+        "their FLOPs), the output layer.",
         "s",
         note="Spread evenly over the devices: a pipeline's last stage also holds the output layer.",
         symbol="t_mm",
@@ -133,9 +137,23 @@ _TIME = [
     ),
     _D(
         "recompute_time",
-        "recompute_flops_per_token * tokens_per_iteration / devices / (peak_flops * matmul_share)",
-        "Recomputation's arithmetic on one device, at η_mm of the peak.",
-        "s",
+        doc="Recomputation's arithmetic on one device, each class at its share of the peak.",
+        unit="s",
+        cases=(
+            Case(
+                "full recomputation: every layer's projections and score products again",
+                "tokens_per_iteration / devices / peak_flops * layers * (2 * layer_matrix_parameters"
+                " / projection_share + 4 * sequence * attention_width / score_product_share)",
+                when="recomputes_layers",
+            ),
+            Case(
+                "selective recomputation: the scores' products again",
+                "tokens_per_iteration / devices / peak_flops * layers * 4 * sequence * attention_width"
+                " / score_product_share",
+                when="recomputes_scores",
+            ),
+            Case("no recomputation", "0"),
+        ),
         symbol="t_rec",
         label="recompute",
         base="second",
@@ -177,10 +195,41 @@ _TIME = [
         base="byte",
     ),
     _D(
+        "layer_elementwise_weighted_bytes",
+        "sp_elementwise_bytes / sequence_shards / sp_elementwise_share + (tp_elementwise_bytes / tp_elementwise_share"
+        " + score_elementwise_bytes * heads * sequence / score_elementwise_share) / tensor_parallel",
+        "Element-wise bytes per token and layer in the forward pass, each class over its share of the bandwidth "
+        "(the norms, adds and dropouts; the activation; the scores' softmax and dropout).",
+        "byte",
+        symbol="e_layer/η",
+        label="element-wise bytes per token and layer over their shares",
+        base="byte",
+    ),
+    _D(
         "elementwise_time",
-        "elementwise_traffic / (bandwidth * memory_share)",
-        "The element-wise work at η_mem of the memory bandwidth (memory-bound).",
-        "s",
+        doc="The element-wise work (memory-bound), each class at its share of the memory bandwidth: forward once, "
+        "backward twice, plus the rerun.",
+        unit="s",
+        cases=(
+            Case(
+                "full recomputation: the whole forward again",
+                "4 * layers / pipeline_parallel * tokens_per_iteration / data_parallel"
+                " * layer_elementwise_weighted_bytes / bandwidth",
+                when="recomputes_layers",
+            ),
+            Case(
+                "selective recomputation: the scores' softmax and dropout again",
+                "layers / pipeline_parallel * tokens_per_iteration / data_parallel * (3"
+                " * layer_elementwise_weighted_bytes + score_elementwise_bytes * heads * sequence / tensor_parallel"
+                " / score_elementwise_share) / bandwidth",
+                when="recomputes_scores",
+            ),
+            Case(
+                "no recomputation",
+                "3 * layers / pipeline_parallel * tokens_per_iteration / data_parallel"
+                " * layer_elementwise_weighted_bytes / bandwidth",
+            ),
+        ),
         symbol="t_ew",
         label="element-wise",
         base="second",
@@ -193,7 +242,7 @@ _TIME = [
         "inputs and outputs, the sides t splits (and the scores, with eager attention), and the layer's weights "
         "once per micro-batch.",
         "byte",
-        symbol="m_layer",
+        symbol="m_mm,layer",
         label="matrix operand bytes per token and layer",
         base="byte",
     ),
@@ -204,7 +253,7 @@ _TIME = [
         "Bytes the output layer's product reads and writes per token on one device: its input of h, its v/t "
         "logits, and its weights once per micro-batch.",
         "byte",
-        symbol="m_out",
+        symbol="m_mm,out",
         label="output-layer operand bytes per token",
         base="byte",
     ),
@@ -499,6 +548,15 @@ NOTATION: dict[str, Quantity] = {
     "attention_operand_values": quantity("o_att", "", "attention products' operand values per token and layer"),
     "score_operand_values": quantity("o_score", "", "matrix operand values per attention score"),
     "vocabulary": quantity("v", "", "vocabulary"),
+    # -- the classes' achieved shares (kinds/time/efficiency.py: Calculon's A100 tables at each class's size,
+    #    capped by the flat shares; the flat shares themselves when share_curves is "flat")
+    "projection_share": quantity("η_proj", "", "projections' share of peak (at their fused operations' FLOPs)"),
+    "score_product_share": quantity("η_score", "", "score products' share of peak, forward (at 2·b·s²·A/t FLOPs)"),
+    "score_product_backward_share": quantity("η_score,bw", "", "score products' share of peak, backward"),
+    "output_share": quantity("η_out", "", "output layer's share of peak (at 2·b·s·h·v/t FLOPs)"),
+    "sp_elementwise_share": quantity("η_ew,SP", "", "norms' and adds' share of bandwidth (a norm's bytes)"),
+    "tp_elementwise_share": quantity("η_ew,TP", "", "MLP activation's share of bandwidth (its kernel's bytes)"),
+    "score_elementwise_share": quantity("η_ew,score", "", "softmax's share of bandwidth (the scores' bytes)"),
     # -- the device
     "peak_flops": RECORD_QUANTITIES["peak_flops"],
     "link_bandwidth": RECORD_QUANTITIES["link_bandwidth"],

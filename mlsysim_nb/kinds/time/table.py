@@ -40,7 +40,7 @@ from typing import Any
 from mlsysim_nb import layers
 from mlsysim_nb.layers import Architecture
 
-__all__ = ["layer_time_inputs"]
+__all__ = ["layer_time_inputs", "projection_operations"]
 
 #: bytes of a dropout mask value (PyTorch keeps a boolean per element)
 _MASK = 1
@@ -96,3 +96,30 @@ def layer_time_inputs(workload: Any, ffn_multiple: float, width: float, attentio
         "tp_elementwise_bytes": tp_bytes,
         "score_elementwise_bytes": score_bytes,
     }
+
+
+@lru_cache(maxsize=256)
+def _projections(arch: Architecture) -> tuple[tuple[float, float], ...]:
+    dims = arch.dims(1, 1)
+    fused: dict[tuple[str, bool], float] = {}
+    for w in layers.layer_weights(arch):
+        if "h" in w.shape and len(w.shape) >= 2:  # a matrix a token multiplies
+            # the matrices of one block that read the same input run as one operation (Megatron-LM's fused QKV, a
+            # gated MLP's gate and up); the others, one each
+            key = (f"{w.block}:{w.key}" if w.shape[0] != "h" else w.block, w.per_expert)
+            fused[key] = fused.get(key, 0.0) + float(w.parameters(dims, active=True))
+    experts = float(arch.experts) if arch.moe else 1.0
+    return tuple((parameters, experts if per_expert else 1.0) for (_, per_expert), parameters in fused.items())
+
+
+def projection_operations(workload: Any, ffn_multiple: float) -> tuple[tuple[tuple[float, float], ...], float]:
+    """A layer's fused projections and the values its MLP activation's kernel moves per token.
+
+    Per fused projection: its active parameters and the operations they run as (E for an expert's); then the
+    values the activation reads and writes per token (its input(s) and output of ``f``).
+    """
+    arch = workload.architecture()
+    if workload.reference_style:
+        arch = dataclasses.replace(arch, ffn=round(float(ffn_multiple) * int(workload.hidden_dim)))
+    ins = 2 if arch.mlp == "gated" else 1
+    return _projections(arch), float((ins + 1) * arch.dims(1, 1).f)

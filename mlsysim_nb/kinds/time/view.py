@@ -134,7 +134,9 @@ _NOTES = (
             "Calculon's published A100 system (Isaev et al. 2023): matrix units at 90 % of peak, memory at 90 %, "
             "NVLink at 65 % with reduce-scatters and all-gathers at 1.5 times their ring volume, InfiniBand at "
             "90 %, an operation's arithmetic and memory traffic back to back; fields, never fitted to a published "
-            "time."
+            'time. With share_curves = "calculon-a100" each class (projections, the scores\' products forward and '
+            "backward, the output layer, the norms and adds, the activation, the softmax) takes the share Calculon's "
+            "A100 tables give an operation of its size (kinds/time/efficiency.py); on other devices an assumption."
         ),
     ),
     (
@@ -143,9 +145,9 @@ _NOTES = (
             "Against Korthikanti et al. (2022) Table 5 (GPT 22B to 1T on A100 80GB): with these shares the eight "
             "iteration times come out 2 % to 10.3 % short of the measured ones (mean 7.2 %), so MFU reads high by "
             "1 to 6.5 points; what selective recomputation with SP gains over full recomputation comes within 3 "
-            "points. One share per resource misses that small kernels reach less (attention's batched products, "
-            "the element-wise work on SP's small tensors). Lower shares of a measured run of your own, stated as "
-            "fields, give its time."
+            "points. Calculon's size-dependent tables (share_curves) make them shorter still (4.1 % to 13.5 %, mean "
+            "10.0 %): the large projections run at 95 %, which outweighs the small kernels' lower shares. Lower "
+            "shares of a measured run of your own, stated as fields, give its time."
         ),
     ),
     (
@@ -302,7 +304,7 @@ class TimeView:
         return rows
 
     def controls(self: TimeLike) -> list[Any]:
-        """The layout's device and parallelism, then the global batch and the achieved shares' overlap."""
+        """The layout's device and parallelism, then the global batch, the share model and the data-parallel overlap."""
         from mlsysim_nb.model import controls as c
 
         layout = self.layout
@@ -312,5 +314,5 @@ class TimeView:
             bind=lambda s, node: {"layout": s.layout.variant(state=s.layout.state.variant(hardware=node))},
         )
         moved = [c.field_control(layout, name, bind=_moves_layout(name)) for name in _LAYOUT_FIELDS]
-        own = [c.field_control(self, name) for name in ("global_batch_size", "data_parallel_overlap")]
+        own = [c.field_control(self, name) for name in ("global_batch_size", "share_curves", "data_parallel_overlap")]
         return [device, *moved, *own]
