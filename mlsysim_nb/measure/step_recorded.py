@@ -4,7 +4,7 @@
 writes ``step_recorded.json`` beside this module: the configuration, the phases, and the timeline by
 category, thinned to at most :data:`EVENTS` events (the peak's event always kept), with the date and the
 PyTorch version. ``recorded_step(name)`` rebuilds a :class:`StepMeasurement` from it.
-``tests/measure/test_step_recorded.py`` measures each again and compares, so the recording cannot drift.
+``tests/measure/test_step.py`` measures each again and compares, so the recording cannot drift.
 Re-record with ``python -m mlsysim_nb.measure.step_recorded``.
 
 >>> small = recorded_step("small model")

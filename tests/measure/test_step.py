@@ -1,13 +1,19 @@
-"""One training step measured by PyTorch's memory profiler against the model's timeline: peak and categories."""
+"""One training step measured by PyTorch's memory profiler against the model's timeline, and the recorded steps.
+
+The steps notebook 10 draws without PyTorch (`mlsysim_nb.measure.step_recorded`) are checked here, so that the
+session fixture measures each configuration once for both.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
 from mlsysim_nb.measure.step import step_scenario
 from mlsysim_nb.measure.step_compare import StepComparison, compare_step
+from mlsysim_nb.measure.step_recorded import STEPS, recorded_label, recorded_step
 
 pytestmark = pytest.mark.measure
 
@@ -91,3 +97,27 @@ def test_recomputation_lowers_the_measured_peak(compared: dict[str, StepComparis
     kept, recomputed = compared["activation-heavy Llama BF16 eager"], compared["recomputed layers"]
     assert recomputed.measured_peak < kept.measured_peak
     assert recomputed.predicted_peak < kept.predicted_peak
+
+
+# -- the steps notebook 10 draws without PyTorch: measured here, in the same session as the six above
+@pytest.mark.parametrize("name", list(STEPS))
+def test_recording_is_still_what_is_measured(measured_steps: Any, name: str) -> None:
+    """Measured again: the same peak (within 0.5 %), the same phase, each category at the peak within 0.5 % of it."""
+    recorded, fresh = recorded_step(name), measured_steps(**STEPS[name])
+    assert fresh.config == recorded.config
+    assert fresh.peak == pytest.approx(recorded.peak, rel=0.005)
+    assert fresh.peak_phase == recorded.peak_phase
+    for category, value in recorded.at_peak.items():
+        assert abs(fresh.at_peak[category] - value) <= 0.005 * recorded.peak, category
+
+
+def test_recorded_steps_are_measured_in_test_step() -> None:
+    """The recorded steps are two of the six checked against the model (measured once for both tests)."""
+    defaults = {"model_type": "llama", "dtype": "float32", "attention": "sdpa"}
+    given = [{**defaults, **c} for c in CONFIGS.values()]
+    assert all(step in given for step in STEPS.values())
+
+
+def test_recording_is_labelled() -> None:
+    """The label names the date and the PyTorch version."""
+    assert re.fullmatch(r"recorded on \d{4}-\d\d-\d\d with PyTorch \d+\.\d+\S* on a CPU", recorded_label())
