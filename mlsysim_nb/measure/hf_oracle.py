@@ -95,7 +95,7 @@ def _walk(obj: Any, path: str, depth: int, seen: set[int], out: list[CacheTensor
 
 
 def generated_cache(
-    config: dict[str, Any], *, batch: int, prompt: int, new_tokens: int, dtype: str = "float32", seed: int = 0
+    config: dict[str, Any], *, batch: int, prompt: int, new_tokens: int, dtype: str = "float32", random_state: int = 0
 ) -> CacheMeasurement:
     """The cache a small random model of ``config`` keeps after generating ``new_tokens`` for ``batch`` prompts.
 
@@ -110,7 +110,7 @@ def generated_cache(
         raise FieldError(_OWNER, "dtype", f"must be 'float32' or 'bfloat16', got {dtype!r}")
     cfg = transformers.AutoConfig.for_model(**config)
     cfg._attn_implementation = "eager"  # noqa: SLF001 - transformers' own switch of the attention kernel
-    torch.manual_seed(seed)
+    torch.manual_seed(random_state)
     model = _model_class(transformers, config)(cfg).to(getattr(torch, dtype)).eval()
     ids = torch.randint(1, int(cfg.vocab_size), (batch, prompt))
     out = model.generate(ids, max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False,

@@ -107,12 +107,12 @@ def check_step(owner: str, **args: Any) -> tuple[dict[str, Any], int]:
     if not isinstance(args["recompute"], bool):
         raise FieldError(owner, "recompute", f"must be True or False, got {args['recompute']!r}")
     config["recompute"] = args["recompute"]
-    seed = check_random_state(owner, args["random_state"])
+    random_state = check_random_state(owner, args["random_state"])
     limit = check_memory_limit(owner, args["memory_limit"])
     peak = float(step_scenario(config).peak_per_device.m_as("byte"))
     refuse_above_limit(owner, {"predicted peak of the step": peak}, limit, args["memory_limit"],
                        basis="by the model's predicted peak")  # fmt: skip
-    return config, seed
+    return config, random_state
 
 
 @named_arguments(1)
@@ -166,17 +166,17 @@ def measure_step(
     ImportError
         Without PyTorch and transformers, saying how to install the ``measure`` extra.
     """
-    config, seed = check_step(_OWNER, model_type=model_type, dtype=dtype, attention=attention, hidden=hidden,
+    config, random_state = check_step(_OWNER, model_type=model_type, dtype=dtype, attention=attention, hidden=hidden,
                               heads=heads, kv_heads=kv_heads, ffn=ffn, layers=layers, vocab=vocab, seq_len=seq_len,
                               micro_batch=micro_batch, accumulation=accumulation, recompute=recompute,
                               optimizer_implementation=optimizer_implementation, memory_limit=memory_limit,
                               random_state=random_state)  # fmt: skip
     require_transformers()
-    times, sizes_by_category, phases = _run(config, seed)
+    times, sizes_by_category, phases = _run(config, random_state)
     return StepMeasurement(config["model_type"], config, times, sizes_by_category, phases)
 
 
-def build_step(config: dict[str, Any], seed: int, device: str = "cpu") -> tuple[Any, list[tuple[str, int]]]:
+def build_step(config: dict[str, Any], random_state: int, device: str = "cpu") -> tuple[Any, list[tuple[str, int]]]:
     """The model, optimizer and batches of ``config`` on ``device``; a ``step(mark)`` function and its marks.
 
     ``step(True)`` appends ``(phase, time.time_ns())`` to the marks as each phase starts (and ``("end", ...)``).
@@ -184,7 +184,7 @@ def build_step(config: dict[str, Any], seed: int, device: str = "cpu") -> tuple[
     import torch
     import transformers
 
-    torch.manual_seed(seed)
+    torch.manual_seed(random_state)
     cfg = step_config(config["model_type"], **{k: config[k] for k in
                       ("hidden", "heads", "kv_heads", "ffn", "layers", "vocab", "seq_len")})  # fmt: skip
     cfg._attn_implementation = config["attention"]  # noqa: SLF001 - transformers' documented switch
@@ -224,13 +224,13 @@ def build_step(config: dict[str, Any], seed: int, device: str = "cpu") -> tuple[
     return step, marks
 
 
-def _run(config: dict[str, Any], seed: int) -> tuple[Any, Any, Any]:
+def _run(config: dict[str, Any], random_state: int) -> tuple[Any, Any, Any]:
     # Kineto, the profiler's library, prints a time-stamped line as it starts and stops unless its log level
     # is above its highest (6), read when the profiler first starts in the process; a level given is kept
     os.environ.setdefault("KINETO_LOG_LEVEL", "6")
     from torch.profiler import ProfilerActivity, profile
 
-    step, marks = build_step(config, seed)
+    step, marks = build_step(config, random_state)
     step(mark=False)  # AdamW's moments exist from here on, as in every step but the first
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True, record_shapes=True, with_stack=True) as prof:
         step(mark=True)

@@ -57,7 +57,7 @@ def parser() -> argparse.ArgumentParser:
 
 def measure_step_gpu(args: dict[str, Any], *, snapshot: str | None = None, cpu: bool = False) -> dict[str, Any]:
     """Measure one step (``args``: measure_step's keywords) on CUDA, or on the CPU without it; a JSON-ready report."""
-    config, seed = check_step(_OWNER, **args)
+    config, random_state = check_step(_OWNER, **args)
     from mlsysim_nb.measure.step import step_scenario
 
     scenario = step_scenario(config)
@@ -76,7 +76,7 @@ def measure_step_gpu(args: dict[str, Any], *, snapshot: str | None = None, cpu: 
         return report
     from mlsysim_nb.measure.step import build_step
 
-    step, _ = build_step(config, seed, device="cuda")
+    step, _ = build_step(config, random_state, device="cuda")
     step(mark=False)
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
