@@ -11,7 +11,9 @@ hardware FLOPs add what recomputation runs again.
 
 Time (per device, nothing overlapped unless a field says so, as Megatron-LM ran these layouts):
 
-* matrix work at ``η_mm`` of the device's peak, spread evenly over the ``N_d·t·p`` devices, and then the
+* the pipeline's last stage paces the others: it holds ``L/p`` layers like every stage, and the output layer
+  besides (Megatron-LM places it there), so every micro-batch's logits are its work too;
+* matrix work at ``η_mm`` of the device's peak, each stage's ``L/p`` layers over its ``N_d·t`` devices, and then the
   matrix products' own memory traffic (their inputs, weights and outputs; forward once, backward twice, the
   rerun again) at ``η_mem`` of the bandwidth, not overlapped with their arithmetic, as Calculon's A100 system
   counts an operation (Isaev et al. 2023; systems/a100_80g.json, ``"processing_mode": "no_overlap"``);
@@ -27,7 +29,8 @@ Time (per device, nothing overlapped unless a field says so, as Megatron-LM ran 
 * pipeline parallelism: each device sends one micro-batch's activations forward and their gradients
   backward per virtual stage, ``s·b·h/t`` values each (Narayanan et al. 2021, Sec. 4.1, the scatter/gather
   across the ``t`` links); the bubble of the interleaved schedule is ``(p − 1)/(m·n_micro)`` of the ideal time
-  (Narayanan et al. 2021, Sec. 2.2.2, with ``m`` virtual stages per device and ``n_micro`` micro-batches);
+  of a stage's layers (Narayanan et al. 2021, Sec. 2.2.2, with ``m`` virtual stages per device and ``n_micro``
+  micro-batches): the fill and the drain pass through the stages that hold no output layer;
 * data parallelism: the gradient reduction (ZeRO's traffic at stage 3) over the network, exposed, or hidden
   behind the backward pass as far as it lasts when overlapped; expert parallelism's all-to-alls, exposed;
 * the optimizer step at ``η_mem`` of the memory bandwidth (read the gradient, read and write the weights and
@@ -123,14 +126,13 @@ _ARITHMETIC = [
 _TIME = [
     _D(
         "compute_time",
-        "tokens_per_iteration / devices / peak_flops * (layers * (6 * layer_matrix_parameters / projection_share"
-        " + 4 * sequence * attention_width * (1 / score_product_share + 2 / score_product_backward_share))"
-        " + 6 * vocabulary * hidden_dim / output_share)",
-        "The model's arithmetic on one device, each class at its own share of the peak: the projections (forward, "
+        "tokens_per_iteration / devices / peak_flops * layers * (6 * layer_matrix_parameters / projection_share"
+        " + 4 * sequence * attention_width * (1 / score_product_share + 2 / score_product_backward_share))",
+        "The layers' arithmetic on one device, each class at its own share of the peak: the projections (forward, "
         "the input's and the weights' gradients), the attention scores' products (forward, and a backward of twice "
-        "their FLOPs), the output layer.",
+        "their FLOPs).",
         "s",
-        note="Spread evenly over the devices: a pipeline's last stage also holds the output layer.",
+        note="Every stage holds L/p layers; the output layer is the last stage's own (t_out).",
         symbol="t_mm",
         label="compute",
         base="second",
@@ -259,27 +261,25 @@ _TIME = [
     ),
     _D(
         "matrix_traffic",
-        doc="Bytes one device's matrix products move per iteration: forward once, backward twice (the input's "
+        doc="Bytes one device's layers' matrix products move per iteration: forward once, backward twice (the input's "
         "gradient and the weights' gradient each read the saved input and the output's gradient), plus the rerun.",
         unit="GB",
         cases=(
             Case(
                 "full recomputation: every layer's products again",
-                "tokens_per_iteration / data_parallel / pipeline_parallel * (4 * layers * layer_operand_bytes"
-                " + 3 * output_operand_bytes)",
+                "4 * tokens_per_iteration / data_parallel / pipeline_parallel * layers * layer_operand_bytes",
                 when="recomputes_layers",
             ),
             Case(
                 "selective recomputation: the scores' products again",
-                "tokens_per_iteration / data_parallel / pipeline_parallel * (layers * (3 * layer_operand_bytes"
+                "tokens_per_iteration / data_parallel / pipeline_parallel * layers * (3 * layer_operand_bytes"
                 " + precision_bytes * (attention_operand_values + score_operand_values * heads * sequence)"
-                " / tensor_parallel) + 3 * output_operand_bytes)",
+                " / tensor_parallel)",
                 when="recomputes_scores",
             ),
             Case(
                 "no recomputation",
-                "3 * tokens_per_iteration / data_parallel / pipeline_parallel * (layers * layer_operand_bytes"
-                " + output_operand_bytes)",
+                "3 * tokens_per_iteration / data_parallel / pipeline_parallel * layers * layer_operand_bytes",
             ),
         ),
         symbol="T_mm",
@@ -294,6 +294,21 @@ _TIME = [
         "s",
         symbol="t_mm,mem",
         label="matrix operands",
+        base="second",
+    ),
+    _D(
+        "output_layer_time",
+        "tokens_per_iteration / (data_parallel * tensor_parallel) * 6 * vocabulary * hidden_dim"
+        " / (peak_flops * output_share) + 3 * tokens_per_iteration / data_parallel * output_operand_bytes"
+        " / (bandwidth * memory_share)",
+        "The output layer on the pipeline's last stage, which holds it whole: its logits' products (forward, the "
+        "input's and the weights' gradients) at η_out of the peak, and their operands at η_mem of the bandwidth.",
+        "s",
+        note="Every micro-batch passes the last stage, so it does this work besides its L/p layers and paces the "
+        "pipeline (Megatron-LM places the output layer there); the embedding's lookup on the first stage is a "
+        "gather, left out.",
+        symbol="t_out",
+        label="output layer",
         base="second",
     ),
     _D(
@@ -410,8 +425,9 @@ _TIME = [
     _D(
         "pipeline_work_time",
         "compute_time + recompute_time + matrix_operand_time + elementwise_time + tensor_parallel_time"
-        " + pipeline_transfer_time + expert_time",
-        "One device's work on its micro-batches, back to back: the ideal pipeline's time.",
+        " + pipeline_transfer_time + expert_time + output_layer_time",
+        "The last stage's work on its micro-batches, back to back: its layers and the output layer, the ideal "
+        "pipeline's time (the slowest stage paces the others).",
         "s",
         symbol="t_ideal",
         label="ideal pipeline time",
@@ -427,8 +443,9 @@ _TIME = [
     ),
     _D(
         "bubble_time",
-        "bubble_fraction * pipeline_work_time",
-        "Time a device waits while the pipeline fills and drains.",
+        "bubble_fraction * (pipeline_work_time - output_layer_time)",
+        "Time the last stage waits while the pipeline fills and drains through the other stages, which hold no "
+        "output layer.",
         "s",
         symbol="t_bubble",
         label="bubble",
