@@ -10,6 +10,7 @@ from typing import Any
 
 from mlsysim_nb import Scenarios, Workloads
 from mlsysim_nb.layers import cache_bytes
+from mlsysim_nb.live.explorer import SLIDER_MAX
 
 PATH = Path(__file__).resolve().parents[2] / "notebooks" / "14_todays_models.ipynb"
 
@@ -88,3 +89,18 @@ def test_gpt_oss_120b_weighs_what_its_model_card_says() -> None:
     assert round(oss.weights.m_as("GiB"), 1) == 60.8
     assert "60.8 GiB of the checkpoint" in _prose()
     assert "(60.8 GiB) of weights" in _run("e1a40002", "e1a40018")
+
+
+def test_the_panel_task_tells_the_student_to_type_contexts_the_slider_cannot_reach() -> None:
+    """The task's 131,072, 65,536 and 32,768 tokens lie past the slider's 4,096: the task says to type them."""
+    bamba = Scenarios.Bamba9BAt128KOnH100
+    state = 29 * ((128 * 64 + 2 * 128) * 4 + 128 * 64 * 128) * 2  # 29 Mamba-2 layers: 62,777,344 B
+    free = 0.9 * 80 * 2**30 - bamba.weights.m_as("B")  # the H100's budget after the reserve and the weights
+    largest = [int(free // (3 * 2 * 8 * 128 * 2 * tokens + state)) for tokens in (131_072, 65_536, 32_768)]
+    assert (
+        largest == [bamba.variant(context_length=n).max_batch_size for n in (131_072, 65_536, 32_768)] == [34, 66, 124]
+    )
+    (context,) = [c for c in bamba.controls() if c.name == "context_length"]
+    assert context.high >= 131_072 > SLIDER_MAX
+    task = _text(_cells()["e1a40025"])
+    assert "type 65536, then 32768, in the box beside the\nsequence-length slider" in task
