@@ -11,6 +11,7 @@ from typing import Any
 from mlsysim_nb import Scenarios, Workloads
 from mlsysim_nb.layers import cache_bytes
 from mlsysim_nb.live.explorer import SLIDER_MAX
+from mlsysim_nb.records.formats import weight_format
 
 PATH = Path(__file__).resolve().parents[2] / "notebooks" / "14_todays_models.ipynb"
 
@@ -104,3 +105,19 @@ def test_the_panel_task_tells_the_student_to_type_contexts_the_slider_cannot_rea
     assert context.high >= 131_072 > SLIDER_MAX
     task = _text(_cells()["e1a40025"])
     assert "type 65536, then 32768, in the box beside the\nsequence-length slider" in task
+
+
+def test_the_formats_bits_are_their_sources_and_the_text_says_where_to_read_them() -> None:
+    """Element bits plus the block's scale (and zero point): 8.25, 4.25, 4.5, 4.15625, 4.125 bits, each with a source."""
+    expected = {
+        "mxfp8": (8 + 8 / 32, "OCP Microscaling Formats (MX) v1.0"),
+        "mxfp4_experts": (4 + 8 / 32, "gpt-oss-120b & gpt-oss-20b Model Card"),
+        "nvfp4": (4 + 8 / 16, "NVFP4"),
+        "int4_awq_g128": (4 + (16 + 4) / 128, "AWQ"),
+        "int4_g128_sym": (4 + 16 / 128, "GPTQ"),
+        "fp8_e4m3_block128": (8 + 32 / (128 * 128), "DeepSeek-V3 Technical Report"),
+    }
+    for key, (bits, source) in expected.items():
+        fmt = weight_format(key)
+        assert (fmt.bits_per_value, source in fmt.source) == (bits, True), key
+    assert "`weight_format(key).source`" in _prose()
