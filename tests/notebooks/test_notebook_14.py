@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from mlsysim_nb import Scenarios, Workloads
-from mlsysim_nb.layers import cache_bytes
+from mlsysim_nb.layers import cache_bytes, layer_weights
 from mlsysim_nb.live.explorer import SLIDER_MAX
 from mlsysim_nb.records.formats import weight_format
 
@@ -121,3 +121,19 @@ def test_the_formats_bits_are_their_sources_and_the_text_says_where_to_read_them
         fmt = weight_format(key)
         assert (fmt.bits_per_value, source in fmt.source) == (bits, True), key
     assert "`weight_format(key).source`" in _prose()
+
+
+def test_the_model_answer_prices_data_parallel_attention_from_the_layer_table() -> None:
+    """DeepSeek-V3's attention weights, whole on each device: 61 x 187,107,328 = 11.4 billion, 10 GB more in FP8."""
+    deepseek = Workloads.configuration("deepseek-v3")
+    arch = deepseek.architecture()
+    per_layer = {
+        sum(row.parameters(arch.dims(1, 1)) for row in layer_weights(arch, layer) if row.block == "attention")
+        for layer, _ in arch.layer_counts()
+    }
+    assert per_layer == {187_107_328}  # the attention hand-counted above, in the dense and the MoE layers alike
+    whole = 61 * 187_107_328
+    fp8 = weight_format("fp8_e4m3_block128").bytes_per_value
+    assert (round(whole / 1e9, 1), round(whole * fp8 * 7 / 8 / 1e9)) == (11.4, 10)
+    answer = _text(_cells()["e1a40032"])
+    assert "61 layers of 187.1 million, 11.4 billion parameters: about 10 GB more per device in FP8" in answer
