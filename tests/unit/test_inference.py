@@ -365,6 +365,28 @@ def test_formula_dimensions_are_consistent(name: str) -> None:
         assert want == got, f"{name} ({case.label}): {got} != {want}"
 
 
+def test_each_formula_lives_in_one_module_by_concern() -> None:
+    """The serving equations are the concern modules' lists, each formula in one of them, none twice, in order."""
+    from mlsysim_nb.kinds.inference import cache, decode, fit, timing, weights
+
+    modules = {
+        "weights": [d.formula.name for d in weights.WEIGHTS],
+        "cache": [d.formula.name for d in cache.CACHE],
+        "fit": [d.formula.name for d in fit.FIT],
+        "decode": [d.formula.name for d in (*decode.DECODE, *decode.PREFILL)],
+        "timing": [d.formula.name for d in timing.TIMING],
+    }
+    every = [name for names in modules.values() for name in names]
+    assert every == list(InferenceMemoryScenario.EQUATIONS.names)
+    assert len(every) == len(set(every))
+    assert modules["weights"] == ["split_parameters", "kv_heads_per_device", "kv_head_replicas", "kept_weights",
+                                  "weights"]  # fmt: skip
+    assert {"expert_weights", "lookup_weights"} <= {
+        d.formula.name for d in weights.PARTS
+    }  # weights, read apart by a step
+    assert modules["cache"][0] == "kv_cache_per_token" and "max_batch_size" in modules["fit"]
+
+
 def test_the_branching_formulas_are_few_and_listed() -> None:
     """Only these serving formulas choose between expressions, each on a flag the scenario sets."""
     formulas = InferenceMemoryScenario.EQUATIONS.formulas

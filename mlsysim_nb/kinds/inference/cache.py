@@ -1,0 +1,88 @@
+"""The serving equations of the key/value cache on one device: per token, per sequence, in paged blocks.
+
+Every memory figure is per device of the ``t`` that tensor parallelism spreads the model over, in bytes.
+
+Sources
+-------
+* Kwon et al. (2023), "Efficient Memory Management for Large Language Model Serving with PagedAttention",
+  SOSP '23, Sec. 3 and 4: the KV cache of one token is ``2 × layers × heads × head_dim × bytes`` (800 KB for
+  OPT-13B in FP16), kept in fixed-size blocks of ``s_blk`` tokens (16 by default in vLLM), so a sequence wastes
+  at most one block's unfilled slots.
+* Ainslie et al. (2023), "GQA: Training Generalized Multi-Query Transformer Models from Multi-Head
+  Checkpoints": ``a_kv`` key/value heads shared by the ``a`` query heads shrink the cache by ``a/a_kv``.
+* The cache per token is the layer table's: the cache rows of every layer's mixer, summed on one device
+  (:func:`mlsysim_nb.layers.cache_values`), as the parameter count sums the weight rows.
+"""
+
+from __future__ import annotations
+
+from mlsysim_nb.formula import Case
+from mlsysim_nb.model.equations import Defined, defined
+
+__all__ = ["CACHE"]
+
+_D = defined
+
+#: The cache on one device, in reading order.
+CACHE: list[Defined] = [
+    _D(
+        "kv_cache_per_token",
+        "cache_values_per_token * kv_bytes_per_value",
+        "What one token keeps in every layer's cache on one device (attention: its key and value, for the "
+        "key/value heads the device holds), at the cache's width.",
+        "KiB",
+        symbol="m_kv",
+        label="KV cache per token",
+        base="byte",
+    ),
+    _D(
+        "kv_tokens",
+        doc="Tokens whose keys and values each sequence keeps per layer: its context, or the sliding window.",
+        cases=(
+            Case("sliding window", "min(context_length, sliding_window)", when="has_sliding_window"),
+            Case("full attention", "context_length"),
+        ),
+        note="The decode step costed holds its own token too: with a window W, W tokens. Between steps "
+        "transformers' sliding-window cache keeps W − 1 (measured in tests/measure/test_kv_cache.py).",
+        symbol="s_kv",
+        label="cached tokens per sequence",
+    ),
+    _D(
+        "kv_cache",
+        doc="Keys and values of the batch's cached tokens on one device (and a hybrid's states).",
+        unit="GB",
+        cases=(
+            Case(
+                "layers of several kinds",
+                "batch_size * (full_cache_values * kv_tokens"
+                " + window_cache_values * min(kv_tokens, cache_window) + state_values) * kv_bytes_per_value",
+                when="has_mixed_cache",
+            ),
+            Case("every layer alike", "batch_size * kv_tokens * kv_cache_per_token"),
+        ),
+        symbol="M_kv",
+        label="KV cache",
+        base="byte",
+    ),
+    _D(
+        "blocks_per_sequence",
+        "ceil(kv_tokens / block_size)",
+        "Cache blocks each sequence takes: its cached tokens, rounded up to whole blocks.",
+        symbol="n_blk",
+        label="blocks per sequence",
+    ),
+    _D(
+        "block_waste",
+        doc="The block allocator's rounding: the unfilled slots of each sequence's last block (of each group).",
+        unit="MB",
+        cases=(
+            Case("layers of several kinds", "batch_size * sequence_memory - kv_cache", when="has_mixed_cache"),
+            Case(
+                "every layer alike", "batch_size * (blocks_per_sequence * block_size - kv_tokens) * kv_cache_per_token"
+            ),
+        ),
+        symbol="M_waste",
+        label="block waste",
+        base="byte",
+    ),
+]
