@@ -10,6 +10,18 @@ Sources
   current ``CacheConfig``, docs.vllm.ai, defaults to 0.92). The default ``runtime_reserve`` of 0.1 is the share
   the 0.90 leaves outside it; the activations vLLM measures inside its 90 % are not
   counted here, so the largest batch is an upper bound on vLLM's.
+* vLLM's start-up log line "Maximum concurrency for s tokens per request: X" (vllm-project/vllm at commit
+  001cabc1be16a59a70d720ed61a13b678c060a18): ``_report_kv_cache_config`` and
+  ``get_max_concurrency_for_kv_cache_config`` in ``vllm/v1/core/kv_cache_utils.py`` divide the cache blocks
+  (``get_num_blocks``: the memory for blocks over one block of every layer) by the blocks one request at
+  ``max_model_len`` reserves, which ``SlidingWindowSpec.max_memory_usage_bytes`` in
+  ``vllm/v1/kv_cache_interface.py`` counts for a sliding window as ``cdiv(min(W − 1 + C, s), s_blk) + 1``: the
+  window's tokens before the step, a prefill chunk of ``C = max_num_batched_tokens`` tokens, and one block more
+  for a window that starts inside a block (``FullAttentionSpec``: ``cdiv(s, s_blk)``). ``C`` defaults to
+  8192 for ``vllm serve`` on a device of at least 70 GiB that is not an A100, else 2048
+  (``EngineArgs.get_batch_defaults`` in ``vllm/engine/arg_utils.py``). The steady state holds fewer: vLLM's
+  ``SlidingWindowManager.remove_skipped_blocks`` frees each block wholly before the window, so a decoding
+  sequence keeps the window's blocks only (``blocks_per_sequence``).
 """
 
 from __future__ import annotations
@@ -17,7 +29,7 @@ from __future__ import annotations
 from mlsysim_nb.formula import Case
 from mlsysim_nb.model.equations import Defined, defined
 
-__all__ = ["FIT"]
+__all__ = ["FIT", "STARTUP"]
 
 _D = defined
 
@@ -123,5 +135,55 @@ FIT: list[Defined] = [
         ),
         symbol="s_max,fit",
         label="longest context at this batch",
+    ),
+]
+
+#: vLLM's start-up figure, beside the steady state's largest batch: what it reserves per request.
+STARTUP: list[Defined] = [
+    _D(
+        "chunk_tokens",
+        doc="Tokens vLLM's scheduler takes per step (its max_num_batched_tokens: a prefill chunk), as stated or "
+        "vllm serve's default for the device.",
+        cases=(
+            Case("stated", "chunk_length", when="chunk_given"),
+            Case("vllm serve's default on a device of at least 70 GiB, not an A100", "8192", when="large_device"),
+            Case("vllm serve's default on other devices", "2048"),
+        ),
+        symbol="C",
+        label="tokens per scheduler step (prefill chunk)",
+    ),
+    _D(
+        "vllm_cache_blocks",
+        "max(floor(kv_budget / (block_size * kv_cache_per_token)), 0)",
+        "Cache blocks vLLM makes on each device: the memory for cache blocks over one block of every layer.",
+        symbol="N_blk",
+        label="cache blocks on one device",
+    ),
+    _D(
+        "vllm_blocks_per_request",
+        doc="Blocks vLLM reserves per request of s tokens at start-up (for each of its n_grp groups of layers): "
+        "under a sliding window, the window's W − 1 earlier tokens and a prefill chunk of C, at most s, plus one "
+        "block for a window that starts inside a block; under full attention, the whole context.",
+        cases=(
+            Case(
+                "sliding window",
+                "cache_groups * (ceil(min(sliding_window - 1 + chunk_tokens, context_length) / block_size) + 1)",
+                when="has_sliding_window",
+            ),
+            Case("full attention", "cache_groups * ceil(context_length / block_size)"),
+        ),
+        symbol="n_blk,vLLM",
+        label="blocks vLLM reserves per request",
+    ),
+    _D(
+        "vllm_max_concurrency",
+        "vllm_cache_blocks / vllm_blocks_per_request",
+        'vLLM\'s logged "Maximum concurrency for s tokens per request": its cache blocks over the blocks it '
+        "reserves per request. Under a sliding window it is below the steady state's largest batch, which holds "
+        "the window's blocks only.",
+        note="vLLM subtracts its profiled activations from the memory for cache blocks, which this kind does not "
+        "count, so a real log shows less.",
+        symbol="X_vLLM",
+        label="vLLM's logged maximum concurrency",
     ),
 ]

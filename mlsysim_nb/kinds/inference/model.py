@@ -48,6 +48,8 @@ WEIGHT_FORMATS = tuple((weight_format(key).name, key) for key in weight_format_k
 KV_WIDTHS = (("16-bit (2 B)", 2), ("8-bit (1 B)", 1))
 #: The narrowest widths accepted: 1 bit per weight, 2 bits per cached value.
 _LOWEST = {"weight_bytes_per_parameter": 0.125, "kv_bytes_per_value": 0.25}
+#: vLLM's larger default prefill chunk is for devices of at least 70 GiB (``EngineArgs.get_batch_defaults``).
+_LARGE_DEVICE = 70 * 2**30
 _RESERVE_HELP = (
     "share of each device's memory the engine keeps out of weights and cache (activations, workspaces, CUDA "
     "context); 0.1 is what vLLM's default gpu_memory_utilization = 0.9 leaves"
@@ -135,6 +137,12 @@ class InferenceMemoryScenario(InferenceView, Scenario):
     block_size: Any = knob(
         16, kind="count", symbol="s_blk", label="cache block (tokens)", high=4096, control="log",
         help="tokens per block of the paged KV cache (16 by default in vLLM)",
+    )  # fmt: skip
+    chunk_length: Any = knob(
+        None, kind="count", symbol="C_given", label="stated prefill chunk (tokens)", high=2**24, optional=True,
+        control="log", help="tokens vLLM's scheduler takes per step (its max_num_batched_tokens), which its "
+        "start-up concurrency reserves beside a sliding window; None: vllm serve's default, 8192 on a device of at "
+        "least 70 GiB that is not an A100, else 2048",
     )  # fmt: skip
     tensor_parallel: Any = knob(
         1, kind="count", symbol="t", label="tensor-parallel devices", high=1024, control="log",
@@ -301,6 +309,8 @@ class InferenceMemoryScenario(InferenceView, Scenario):
             experts_per_token=w.experts_per_token,
             has_experts=bool(w.experts),
             prompt_given=env["prompt_length"] is not None,
+            chunk_given=env["chunk_length"] is not None,
+            large_device=node.memory._capacity_bytes >= _LARGE_DEVICE and "a100" not in node.name.lower(),  # noqa: SLF001
             capacity=node.memory._capacity_bytes,  # noqa: SLF001 - converted once in Memory
             bandwidth=node.memory._bandwidth_bytes_per_second,  # noqa: SLF001
             peak_flops=None if node.peak_flops is None else float(node.peak_flops.m_as("FLOP/second")),
@@ -313,9 +323,15 @@ class InferenceMemoryScenario(InferenceView, Scenario):
             "experts_per_token": f"a mixture of experts ({w.name} has a dense MLP)",
             "peak_flops": f"hardware.peak_flops ({node.name} gives none)",
             "prompt_length": "a stated prompt_length",
+            "chunk_length": "a stated chunk_length",
+            "cache_groups": (
+                f"layers of one kind of cache ({w.name} mixes kinds: vLLM's hybrid allocator then groups its "
+                "full-context, windowed and state layers into groups of equal size, which this figure does not follow)"
+            ),
             "link_bandwidth": f"hardware.link_bandwidth ({node.name} gives none)",
             "network_bandwidth": f"hardware.network_bandwidth ({node.name} gives none)",
         }
+        env["cache_groups"] = None if env["has_mixed_cache"] else 1
         return env, needs
 
     # -- weights per device
@@ -340,6 +356,13 @@ class InferenceMemoryScenario(InferenceView, Scenario):
     max_batch_size = derived("max_batch_size", post=lambda v: v.astype(np.int64) if is_array(v) else int(v))
     fit_blocks = derived("fit_blocks", post=lambda v: v.astype(np.int64) if is_array(v) else int(v))
     max_context_length = derived("max_context_length", post=lambda v: v.astype(np.int64) if is_array(v) else int(v))
+    # -- vLLM's start-up figure
+    chunk_tokens = derived("chunk_tokens", post=lambda v: v.astype(np.int64) if is_array(v) else int(v))
+    vllm_cache_blocks = derived("vllm_cache_blocks", post=lambda v: v.astype(np.int64) if is_array(v) else int(v))
+    vllm_blocks_per_request = derived(
+        "vllm_blocks_per_request", post=lambda v: v.astype(np.int64) if is_array(v) else int(v)
+    )
+    vllm_max_concurrency = derived("vllm_max_concurrency")
     # -- decode
     experts_touched = derived("experts_touched")
     lookup_weights = derived("lookup_weights")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from mlsysim_nb.kinds.inference.cache import CACHE
 from mlsysim_nb.kinds.inference.decode import DECODE, PREFILL
-from mlsysim_nb.kinds.inference.fit import FIT
+from mlsysim_nb.kinds.inference.fit import FIT, STARTUP
 from mlsysim_nb.kinds.inference.timing import ACTIVATION_BYTES, TIMING
 from mlsysim_nb.kinds.inference.timing import NOTATION as TIMING_NOTATION
 from mlsysim_nb.kinds.inference.weights import WEIGHTS
@@ -62,12 +62,15 @@ NOTATION: dict[str, Quantity] = {
     "full_cache_values": quantity("n_kv,full", "", "cached values per token of the full-context layers, one device"),
     "state_values": quantity("n_state", "", "values of the fixed states per sequence, one device"),
     "prompt_given": quantity("[s_p given]", "", "prompt length stated"),
+    "chunk_given": quantity("[C given]", "", "prefill chunk stated"),
+    "large_device": quantity("[≥ 70 GiB, not A100]", "", "a device of at least 70 GiB, not an A100"),
+    "cache_groups": quantity("n_grp", "", "vLLM's groups of layers with a block table each"),
 }
 
 #: The serving equations, in reading order.
 EQUATIONS = Equations(
     "the serving equations",
-    (*WEIGHTS, *CACHE, *FIT, *DECODE, *PREFILL, *TIMING),
+    (*WEIGHTS, *CACHE, *FIT, *STARTUP, *DECODE, *PREFILL, *TIMING),
     {**NOTATION, **TIMING_NOTATION},
     constants={"activation_bytes": ACTIVATION_BYTES},
 )

@@ -52,6 +52,12 @@ _SECTIONS = (
         "max_batch_size",
     ),
     _S(
+        "vLLM's start-up log: the blocks it reserves per request",
+        _steps("chunk_tokens", "vllm_cache_blocks", "vllm_blocks_per_request", "vllm_max_concurrency"),
+        "vllm_max_concurrency",
+        when="has_sliding_window",
+    ),
+    _S(
         "Experts a decode step reads",
         _steps("experts_touched", "expert_weights"),
         "experts_touched",
@@ -272,6 +278,16 @@ class InferenceView:
                 f"Sliding-window attention: each layer keeps at most the last {window:,} tokens, the step's own "
                 "included (between steps transformers' cache holds one fewer)."
             )
+            if not self.flag("has_mixed_cache"):
+                out.append(
+                    f"vLLM logs a maximum concurrency of {float(self.magnitude('vllm_max_concurrency')):.2f} for "
+                    f"{int(self.context_length):,} tokens per request at start-up: it reserves "
+                    f"{int(self.magnitude('vllm_blocks_per_request')):,} blocks per request (a prefill chunk of "
+                    f"{int(self.magnitude('chunk_tokens')):,} tokens after the window's earlier ones, at most the "
+                    "request's, and one block more) where a decoding sequence holds "
+                    f"{int(self.magnitude('blocks_per_sequence')):,}; the largest batch here, "
+                    f"{int(self.magnitude('max_batch_size')):,}, is the steady state's."
+                )
         return tuple(out)
 
     def unstated_lookups(self: InferenceLike) -> tuple[str, ...]:
