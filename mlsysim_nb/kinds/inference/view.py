@@ -155,6 +155,20 @@ def _width(value: Any) -> str:
     return _WIDTH_NAMES.get(float(value), f"{float(value):g} B")
 
 
+def _weights(key: str | None, value: Any) -> str:
+    """The weights in words: ``16-bit weights``, or a format's summary and its bytes per quantised weight.
+
+    ``"FP8 E4M3 weights in 128×128 blocks (1.00024 B per quantised weight)"``: the format's data
+    (``records/data/formats.toml``) names it; its 16-bit tensors are in the derivation.
+    """
+    if key is None:
+        return f"{_width(value)} weights"
+    from mlsysim_nb.records.formats import weight_format
+
+    fmt = weight_format(key)
+    return f"{fmt.summary} ({fmt.bytes_per_value:g} B per quantised weight)"
+
+
 class InferenceLike(ScenarioLike, Protocol):
     """What the serving view reads of its scenario, beyond every scenario's face."""
 
@@ -193,6 +207,11 @@ class InferenceLike(ScenarioLike, Protocol):
         """The ``tensor_parallel`` field."""
         ...
 
+    @property
+    def weight_format(self) -> str | None:
+        """The ``weight_format`` field."""
+        ...
+
     def speed(self) -> str:
         """The decode speed in words."""
         ...
@@ -211,9 +230,14 @@ class InferenceView:
     COMPARISON_ROWS: ClassVar[tuple[str, ...]] = _COMPARISON_ROWS
 
     def default_title(self: InferenceLike) -> str:
-        """``"Llama 3.1 8B served in 16-bit on 1 × NVIDIA H100"``."""
+        """``"Llama 3.1 8B served in 16-bit on 1 × NVIDIA H100"``, or with a weight format's summary."""
+        on = f"on {self.tensor_parallel} × {self.hardware.name}"
+        if self.weight_format is not None:
+            from mlsysim_nb.records.formats import weight_format
+
+            return f"{self.workload.name} served with {weight_format(self.weight_format).summary} {on}"
         width = _width(self.magnitude("weight_bytes_per_parameter"))
-        return f"{self.workload.name} served in {width} on {self.tensor_parallel} × {self.hardware.name}"
+        return f"{self.workload.name} served in {width} {on}"
 
     def speed(self: InferenceLike) -> str:
         """The decode speed in words: time per token, tokens per second per sequence, and which bound sets it."""
@@ -232,8 +256,8 @@ class InferenceView:
         used = format_bytes(self.magnitude("total"))
         cap = format_bytes(self.magnitude("capacity"), binary=True)
         t = self.tensor_parallel
-        width = _width(self.magnitude("weight_bytes_per_parameter"))
-        head = f"{self.workload.name}, {width} weights, on {t} × {self.hardware.name}"
+        weights = _weights(self.weight_format, self.magnitude("weight_bytes_per_parameter"))
+        head = f"{self.workload.name}, {weights}, on {t} × {self.hardware.name}"
         line = f"{head}: {used} of {cap} per device"
         most = int(self.magnitude("max_batch_size"))
         b = int(self.batch_size)
