@@ -210,6 +210,27 @@ def test_vllm_logs_58_40_for_mistral_7b_at_8192_tokens_where_the_steady_state_ho
     assert "maximum concurrency of 58.40" in " ".join(s.caveats())
 
 
+def test_a_window_off_a_block_boundary_spans_one_block_more() -> None:
+    """Mistral 7B at 8,200 tokens: the window, tokens 4,104 to 8,199, spans blocks 256 to 512: 257, not 256.
+
+    vLLM's sliding-window manager frees the blocks wholly before the window, ⌊(8,200 − 4,096)/16⌋ = 256 of them,
+    and the sequence has ⌈8,200/16⌉ = 513: it keeps 257, 16 slots more than the window's 4,096 tokens (block
+    waste). 29,957 blocks / 257 = 116.56 sequences, the issue's steady state, so 116 fit where 117 do at 8,192.
+    """
+    s = _serve(MISTRAL, batch_size=8, context_length=8200)
+    assert s.kv_tokens == 4096
+    assert s.blocks_per_sequence == math.ceil(8200 / 16) - (8200 - 4096) // 16 == 513 - 256 == 257
+    assert s.block_waste.m_as("B") == 8 * (257 * 16 - 4096) * 131_072
+    assert s.max_batch_size == 116 == math.floor(29_957 / 257)
+    assert s.variant(context_length=8192).blocks_per_sequence == 256
+    assert s.variant(context_length=4000).blocks_per_sequence == math.ceil(4000 / 16) == 250  # inside the window
+    gpt = Scenarios.GptOss120BServeOnH100  # 18 full-context layers beside 18 of a 128-token window, 8,192 tokens
+    assert gpt.magnitude("full_cache_values") == gpt.magnitude("window_cache_values") == 18 * 2 * 8 * 64 == 18_432
+    # at 8,200 tokens: 513 full-context blocks (512 at 8,192) and 513 − 504 = 9 windowed ones (8 at 8,192)
+    grown = gpt.variant(context_length=8200).sequence_memory - gpt.sequence_memory
+    assert grown.m_as("B") == pytest.approx((1 + 1) * 16 * 18_432 * 2, rel=1e-12)
+
+
 @pytest.mark.parametrize(
     ("changes", "shown"),
     [
@@ -466,7 +487,7 @@ def test_the_branching_formulas_are_few_and_listed() -> None:
     formulas = InferenceMemoryScenario.EQUATIONS.formulas
     branching = sorted(n for n, f in formulas.items() if f.is_branching)
     assert branching == [
-        "block_waste", "chunk_tokens", "decode_allreduce_time", "decode_flops_per_step", "expert_weights",
+        "block_waste", "blocks_per_sequence", "chunk_tokens", "decode_allreduce_time", "decode_flops_per_step", "expert_weights",
         "fit_blocks", "kv_cache", "kv_tokens", "lookup_weights", "max_context_length", "prefill_allreduce_time",
         "prefill_flops", "prompt_tokens", "sequence_memory", "serving_link_bandwidth", "vllm_blocks_per_request",
         "weights", "weights_read_per_step",

@@ -10,6 +10,10 @@ Sources
   at most one block's unfilled slots.
 * Ainslie et al. (2023), "GQA: Training Generalized Multi-Query Transformer Models from Multi-Head
   Checkpoints": ``a_kv`` key/value heads shared by the ``a`` query heads shrink the cache by ``a/a_kv``.
+* vLLM's ``SlidingWindowManager.remove_skipped_blocks`` (``vllm/v1/core/single_type_kv_cache_manager.py`` of
+  vllm-project/vllm) frees the blocks wholly before a window of ``W`` tokens: at a context of ``s`` tokens a
+  sequence keeps blocks ``⌊(s − W)/s_blk⌋`` to ``⌈s/s_blk⌉ − 1``, ``⌈W/s_blk⌉`` of them when the window starts on a
+  block boundary and one more when it does not.
 * The cache per token is the layer table's: the cache rows of every layer's mixer, summed on one device
   (:func:`mlsysim_nb.layers.cache_values`), as the parameter count sums the weight rows.
 """
@@ -66,8 +70,17 @@ CACHE: list[Defined] = [
     ),
     _D(
         "blocks_per_sequence",
-        "ceil(kv_tokens / block_size)",
-        "Cache blocks each sequence takes: its cached tokens, rounded up to whole blocks.",
+        doc="Cache blocks each sequence takes: its cached tokens, rounded up to whole blocks; under a sliding window "
+        "the blocks its window spans at this step, one more than the window's own where the window starts inside "
+        "a block (the blocks wholly before it freed, as vLLM's sliding-window manager frees them).",
+        cases=(
+            Case(
+                "sliding window: the blocks the window spans",
+                "ceil(context_length / block_size) - floor(max(context_length - sliding_window, 0) / block_size)",
+                when="has_sliding_window",
+            ),
+            Case("full attention", "ceil(kv_tokens / block_size)"),
+        ),
         symbol="n_blk",
         label="blocks per sequence",
     ),

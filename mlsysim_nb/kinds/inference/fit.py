@@ -81,14 +81,14 @@ FIT: list[Defined] = [
     _D(
         "sequence_memory",
         doc="Cache one sequence takes on one device, in whole blocks (each window's layers in blocks of their own, "
-        "as vLLM's hybrid allocator keeps them; a state whole).",
+        "as vLLM's hybrid allocator keeps them, the blocks their window spans at this step; a state whole).",
         unit="MB",
         cases=(
             Case(
                 "layers of several kinds",
                 "(blocks_per_sequence * block_size * full_cache_values"
-                " + ceil(min(kv_tokens, cache_window) / block_size) * block_size * window_cache_values"
-                " + state_values) * kv_bytes_per_value",
+                " + (ceil(context_length / block_size) - floor(max(context_length - cache_window, 0) / block_size))"
+                " * block_size * window_cache_values + state_values) * kv_bytes_per_value",
                 when="has_mixed_cache",
             ),
             Case("every layer alike", "blocks_per_sequence * block_size * kv_cache_per_token"),
@@ -107,7 +107,8 @@ FIT: list[Defined] = [
     _D(
         "fit_blocks",
         doc="Cache blocks per sequence (of the full-context layers) that fit when the batch shares the memory for "
-        "blocks; a hybrid's windowed layers and states counted whole first (a context past the window).",
+        "blocks; a hybrid's windowed layers and states counted whole first (a context past the window, on a block "
+        "boundary: a window of whole blocks spans ⌈W/s_blk⌉ of them there).",
         cases=(
             Case(
                 "layers of several kinds",
@@ -123,7 +124,8 @@ FIT: list[Defined] = [
     ),
     _D(
         "max_context_length",
-        doc="Longest context per sequence that fits at this batch, at most the model's context window.",
+        doc="Longest context per sequence that fits at this batch, at most the model's context window (a whole "
+        "number of blocks, where a window spans ⌈W/s_blk⌉ blocks; between block boundaries it may span one more).",
         cases=(
             Case(
                 "sliding window: past the window every context fits",
