@@ -86,7 +86,8 @@ CACHE: list[Defined] = [
     ),
     _D(
         "block_waste",
-        doc="The block allocator's rounding: the unfilled slots of each sequence's last block (of each group).",
+        doc="The block allocator's rounding: the unfilled slots of each sequence's last block (of each group), and "
+        "under a window off a block boundary the slots of its first block before the window.",
         unit="MB",
         cases=(
             Case("layers of several kinds", "batch_size * sequence_memory - kv_cache", when="has_mixed_cache"),
