@@ -257,6 +257,11 @@ def test_vllm_s_default_chunk_follows_the_device() -> None:
     l4 = _serve(MISTRAL, "L4", context_length=8192)
     assert l4.chunk_tokens == 2048
     assert l4.vllm_blocks_per_request == math.ceil((4095 + 2048) / 16) + 1 == 385
+    assert _serve(MISTRAL, "MI300X", context_length=8192).chunk_tokens == 8192  # 192 GiB, an AMD GPU
+    tpu = _serve(MISTRAL, "TPU_V5P", context_length=8192)  # vLLM's TPUs have defaults of their own
+    with pytest.raises(NotApplicableError, match="a stated chunk_length"):
+        _ = tpu.vllm_max_concurrency
+    assert tpu.variant(chunk_length=256).chunk_tokens == 256
 
 
 def test_under_full_attention_vllm_s_figure_is_the_steady_state_s_ratio() -> None:

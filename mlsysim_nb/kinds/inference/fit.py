@@ -19,17 +19,38 @@ Sources
   window's tokens before the step, a prefill chunk of ``C = max_num_batched_tokens`` tokens, and one block more
   for a window that starts inside a block (``FullAttentionSpec``: ``cdiv(s, s_blk)``). ``C`` defaults to
   8192 for ``vllm serve`` on a device of at least 70 GiB that is not an A100, else 2048
-  (``EngineArgs.get_batch_defaults`` in ``vllm/engine/arg_utils.py``). The steady state holds fewer: vLLM's
+  (``EngineArgs.get_batch_defaults`` in ``vllm/engine/arg_utils.py`` of recent releases; the first V1 releases,
+  e.g. commit 001999d2f360c2c5da23a916510c273b1a73d06c, chose 8192 for an H100 or H200 by name, which gives the
+  same for every device of the catalog but those of at least 70 GiB beyond them). The steady state holds fewer: vLLM's
   ``SlidingWindowManager.remove_skipped_blocks`` frees each block wholly before the window, so a decoding
   sequence keeps the window's blocks only (``blocks_per_sequence``).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from mlsysim_nb.formula import Case
 from mlsysim_nb.model.equations import Defined, defined
 
-__all__ = ["FIT", "STARTUP"]
+__all__ = ["FIT", "STARTUP", "default_chunk"]
+
+#: vllm serve's larger default prefill chunk is for GPUs of at least 70 GiB, an A100 excepted.
+_LARGE_GPU = 70 * 2**30
+#: The makers of the catalog's GPUs, which vLLM's rule covers (a TPU has a table of its own, a Gaudi its plugin).
+_GPU_VENDORS = frozenset({"NVIDIA", "AMD"})
+
+
+def default_chunk(node: Any) -> int | None:
+    """The default max_num_batched_tokens of vllm serve on ``node``: 8192 on a GPU of ≥ 70 GiB but an A100, else 2048.
+
+    ``None`` for a device the rule does not cover (its default is not the GPUs'): a chunk must then be stated.
+    """
+    if node.vendor not in _GPU_VENDORS:
+        return None
+    large = node.memory._capacity_bytes >= _LARGE_GPU and "a100" not in node.name.lower()  # noqa: SLF001
+    return 8192 if large else 2048
+
 
 _D = defined
 
@@ -148,8 +169,7 @@ STARTUP: list[Defined] = [
         "vllm serve's default for the device.",
         cases=(
             Case("stated", "chunk_length", when="chunk_given"),
-            Case("vllm serve's default on a device of at least 70 GiB, not an A100", "8192", when="large_device"),
-            Case("vllm serve's default on other devices", "2048"),
+            Case("vllm serve's default for the device", "default_chunk"),
         ),
         symbol="C",
         label="tokens per scheduler step (prefill chunk)",

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mlsysim_nb.errors import FieldError
+from mlsysim_nb.kinds.inference.fit import default_chunk
 from mlsysim_nb.kinds.inference.physics import EQUATIONS
 from mlsysim_nb.kinds.inference.table import kept_groups, parameter_groups
 from mlsysim_nb.kinds.inference.timing import serving_links
@@ -48,8 +49,6 @@ WEIGHT_FORMATS = tuple((weight_format(key).name, key) for key in weight_format_k
 KV_WIDTHS = (("16-bit (2 B)", 2), ("8-bit (1 B)", 1))
 #: The narrowest widths accepted: 1 bit per weight, 2 bits per cached value.
 _LOWEST = {"weight_bytes_per_parameter": 0.125, "kv_bytes_per_value": 0.25}
-#: vLLM's larger default prefill chunk is for devices of at least 70 GiB (``EngineArgs.get_batch_defaults``).
-_LARGE_DEVICE = 70 * 2**30
 _RESERVE_HELP = (
     "share of each device's memory the engine keeps out of weights and cache (activations, workspaces, CUDA "
     "context); 0.1 is what vLLM's default gpu_memory_utilization = 0.9 leaves"
@@ -310,7 +309,7 @@ class InferenceMemoryScenario(InferenceView, Scenario):
             has_experts=bool(w.experts),
             prompt_given=env["prompt_length"] is not None,
             chunk_given=env["chunk_length"] is not None,
-            large_device=node.memory._capacity_bytes >= _LARGE_DEVICE and "a100" not in node.name.lower(),  # noqa: SLF001
+            default_chunk=default_chunk(node),
             capacity=node.memory._capacity_bytes,  # noqa: SLF001 - converted once in Memory
             bandwidth=node.memory._bandwidth_bytes_per_second,  # noqa: SLF001
             peak_flops=None if node.peak_flops is None else float(node.peak_flops.m_as("FLOP/second")),
@@ -324,6 +323,7 @@ class InferenceMemoryScenario(InferenceView, Scenario):
             "peak_flops": f"hardware.peak_flops ({node.name} gives none)",
             "prompt_length": "a stated prompt_length",
             "chunk_length": "a stated chunk_length",
+            "default_chunk": f"a stated chunk_length (vllm serve's default rule is the GPUs'; {node.name} is not one)",
             "cache_groups": (
                 f"layers of one kind of cache ({w.name} mixes kinds: vLLM's hybrid allocator then groups its "
                 "full-context, windowed and state layers into groups of equal size, which this figure does not follow)"

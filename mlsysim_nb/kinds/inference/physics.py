@@ -63,7 +63,9 @@ NOTATION: dict[str, Quantity] = {
     "state_values": quantity("n_state", "", "values of the fixed states per sequence, one device"),
     "prompt_given": quantity("[s_p given]", "", "prompt length stated"),
     "chunk_given": quantity("[C given]", "", "prefill chunk stated"),
-    "large_device": quantity("[≥ 70 GiB, not A100]", "", "a device of at least 70 GiB, not an A100"),
+    "default_chunk": quantity(
+        "C_vLLM", "", "vllm serve's default chunk: 8192 on a GPU of ≥ 70 GiB but an A100, else 2048"
+    ),
     "cache_groups": quantity("n_grp", "", "vLLM's groups of layers with a block table each"),
 }
 

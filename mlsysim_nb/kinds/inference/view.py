@@ -220,6 +220,10 @@ class InferenceLike(ScenarioLike, Protocol):
         """What the workload leaves unsaid about its lookup tables."""
         ...
 
+    def startup_concurrency(self) -> str:
+        """The start-up figure vLLM logs, beside the steady state, in words."""
+        ...
+
 
 class InferenceView:
     """The presentation of a serving scenario (a mixin of :class:`InferenceMemoryScenario`)."""
@@ -302,17 +306,25 @@ class InferenceView:
                 f"Sliding-window attention: each layer keeps at most the last {window:,} tokens, the step's own "
                 "included (between steps transformers' cache holds one fewer)."
             )
-            if not self.flag("has_mixed_cache"):
-                out.append(
-                    f"vLLM logs a maximum concurrency of {float(self.magnitude('vllm_max_concurrency')):.2f} for "
-                    f"{int(self.context_length):,} tokens per request at start-up: it reserves "
-                    f"{int(self.magnitude('vllm_blocks_per_request')):,} blocks per request (a prefill chunk of "
-                    f"{int(self.magnitude('chunk_tokens')):,} tokens after the window's earlier ones, at most the "
-                    "request's, and one block more) where a decoding sequence holds "
-                    f"{int(self.magnitude('blocks_per_sequence')):,}; the largest batch here, "
-                    f"{int(self.magnitude('max_batch_size')):,}, is the steady state's."
-                )
+            startup = self.startup_concurrency()
+            if startup:
+                out.append(startup)
         return tuple(out)
+
+    def startup_concurrency(self: InferenceLike) -> str:
+        """The start-up figure vLLM logs, beside the steady state, in words ("" where it does not apply)."""
+        try:
+            figure = float(self.magnitude("vllm_max_concurrency"))
+        except NotApplicableError:  # layers of several kinds, or a device whose default chunk is not the GPUs'
+            return ""
+        return (
+            f"vLLM logs a maximum concurrency of {figure:.2f} for {int(self.context_length):,} tokens per request at "
+            f"start-up: it reserves {int(self.magnitude('vllm_blocks_per_request')):,} blocks per request (a "
+            f"prefill chunk of {int(self.magnitude('chunk_tokens')):,} tokens after the window's earlier ones, at most "
+            "the request's, and one block more) where a decoding sequence holds "
+            f"{int(self.magnitude('blocks_per_sequence')):,}; the largest batch here, "
+            f"{int(self.magnitude('max_batch_size')):,}, is the steady state's."
+        )
 
     def unstated_lookups(self: InferenceLike) -> tuple[str, ...]:
         """What the workload leaves unsaid about its lookup tables (its vocabulary, its position encoding)."""
