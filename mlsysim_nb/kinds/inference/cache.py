@@ -11,7 +11,9 @@ Sources
 * Ainslie et al. (2023), "GQA: Training Generalized Multi-Query Transformer Models from Multi-Head
   Checkpoints": ``a_kv`` key/value heads shared by the ``a`` query heads shrink the cache by ``a/a_kv``.
 * vLLM's ``SlidingWindowManager.remove_skipped_blocks`` (``vllm/v1/core/single_type_kv_cache_manager.py`` of
-  vllm-project/vllm) frees the blocks wholly before a window of ``W`` tokens: at a context of ``s`` tokens a
+  vllm-project/vllm, at commit 002f34915134cfd1a7d6ed777edd67dcc2289466; later releases count the same
+  ``num_computed_tokens − W + 1`` skipped tokens in ``get_num_skipped_tokens``) frees the blocks wholly before a
+  window of ``W`` tokens: at a context of ``s`` tokens a
   sequence keeps blocks ``⌊(s − W)/s_blk⌋`` to ``⌈s/s_blk⌉ − 1``, ``⌈W/s_blk⌉`` of them when the window starts on a
   block boundary and one more when it does not.
 * The cache per token is the layer table's: the cache rows of every layer's mixer, summed on one device
