@@ -18,12 +18,13 @@ Sources
   ``vllm/v1/kv_cache_interface.py`` counts for a sliding window as ``cdiv(min(W − 1 + C, s), s_blk) + 1``: the
   window's tokens before the step, a prefill chunk of ``C = max_num_batched_tokens`` tokens, and one block more
   for a window that starts inside a block (``FullAttentionSpec``: ``cdiv(s, s_blk)``). ``C`` defaults to
-  8192 for ``vllm serve`` on a device of at least 70 GiB that is not an A100, else 2048
-  (``EngineArgs.get_batch_defaults`` in ``vllm/engine/arg_utils.py`` of recent releases; the first V1 releases,
-  e.g. commit 001999d2f360c2c5da23a916510c273b1a73d06c, chose 8192 for an H100 or H200 by name, which gives the
-  same for every device of the catalog but those of at least 70 GiB beyond them). The steady state holds fewer: vLLM's
-  ``SlidingWindowManager.remove_skipped_blocks`` frees each block wholly before the window, so a decoding
-  sequence keeps the window's blocks only (``blocks_per_sequence``).
+  8192 for ``vllm serve`` on a GPU of at least 70 GiB that is not an A100, else 2048
+  (``EngineArgs.get_batch_defaults`` in ``vllm/engine/arg_utils.py`` of recent releases; early V1 releases, e.g.
+  at commit 001999d2f360c2c5da23a916510c273b1a73d06c, chose 8192 for an H100 or H200 by name: the same for the
+  catalog's devices but the B200, MI300X and MI325X). A TPU has
+  defaults of its own, so there the chunk must be stated. The steady state holds fewer blocks: vLLM's
+  ``SlidingWindowManager`` frees each block wholly before the window, so a decoding sequence keeps the blocks
+  its window spans (``blocks_per_sequence``).
 """
 
 from __future__ import annotations
