@@ -26,6 +26,7 @@ FAMILIES = {"gpt2": "gpt2", "llama": "llama", "mistral": "llama", "qwen2": "llam
 #: The 2025 families are read too; the transformers accounting of their saved tensors is not described (refused).
 MODEL_TYPES = (
     *FAMILIES, "qwen3", "qwen3_moe", "gemma2", "gemma3_text", "gpt_oss", "deepseek_v2", "deepseek_v3", "bamba",
+    "nemotron_h",
 )  # fmt: skip
 
 _T = ("s", "b")

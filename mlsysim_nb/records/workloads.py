@@ -401,7 +401,8 @@ def _shown(name: str, value: Any) -> Any:
 
     def one(layer: Layer) -> str:
         window = f" (window {layer.window:,})" if layer.window is not None else ""
-        return layer.mixer + window + (" (dense MLP)" if layer.dense else "")
+        mlp = " (dense MLP)" if layer.dense else ("" if layer.mlp else " (no MLP)")
+        return ("MLP only" if not layer.has_mixer else layer.mixer) + window + mlp
 
     return ", ".join(f"{count} × {one(layer)}" if count > 1 else one(layer) for layer, count in runs)
 

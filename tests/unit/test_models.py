@@ -23,9 +23,10 @@ def test_every_shipped_configuration_names_its_config_json(key: str) -> None:
 
 
 def test_the_2025_models_are_shipped() -> None:
-    """DeepSeek-V3, Qwen3 8B and 30B-A3B, Gemma 3 27B, gpt-oss 20B and 120B and the Bamba 9B hybrid wait in pending/."""
+    """DeepSeek-V3, Qwen3 8B and 30B-A3B, Gemma 3 27B, gpt-oss 20B and 120B, the Bamba 9B and Nemotron-H 8B hybrids."""
     assert pending_keys() == (
-        "bamba-9b", "deepseek-v3", "gemma-3-27b", "gpt-oss-120b", "gpt-oss-20b", "qwen3-30b-a3b", "qwen3-8b",
+        "bamba-9b", "deepseek-v3", "gemma-3-27b", "gpt-oss-120b", "gpt-oss-20b", "nemotron-h-8b", "qwen3-30b-a3b",
+        "qwen3-8b",
     )  # fmt: skip
     assert not set(pending_keys()) & set(configuration_keys())
 
