@@ -210,7 +210,9 @@ class Architecture:
         """The symbols' sizes for a run of ``micro_batch`` sequences of ``seq_len`` tokens."""
         extra: dict[str, int] = {"f_dense": self.dense_ffn or self.f} if self.moe else {}
         for layer in self.layer_kinds():
-            extra.update(mixers.find(layer.mixer).symbols(self))
+            mixer = mixers.find(layer.mixer)
+            extra.update(mixer.symbols(self))
+            extra.update(mixer.run_symbols(self, seq_len))
         return Dims(
             s=seq_len,
             b=micro_batch,

@@ -22,6 +22,8 @@ __all__ = ["FAMILIES", "MODEL_TYPES", "family", "transformers_layer", "transform
 
 #: The Hugging Face model types whose modules this accounting follows, by module family.
 FAMILIES = {"gpt2": "gpt2", "llama": "llama", "mistral": "llama", "qwen2": "llama", "mixtral": "llama"}
+#: Hybrids whose decoder layers wrap a mixer of their own in Llama's norms and gated MLP (Bamba's Mamba-2 layers).
+FAMILIES |= {"bamba": "llama"}
 #: The Hugging Face model types a workload may name (``Workload.from_hf_config`` reads their config.json).
 #: The 2025 families are read too; the transformers accounting of their saved tensors is not described (refused).
 MODEL_TYPES = (

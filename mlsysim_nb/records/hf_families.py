@@ -132,7 +132,8 @@ def _bamba(r: Any, fields: dict[str, Any]) -> None:
         msg = f"times mamba_n_heads must be mamba_expand x hidden_size ({expand * fields['hidden_dim']}), got {head}"
         raise FieldError(_OWNER, "mamba_d_head", msg)
     shapes = {"H_ssm": heads, "P_ssm": head, "N_ssm": r.count("mamba_d_state", 256),
-              "G_ssm": r.count("mamba_n_groups", 1), "K_conv": r.count("mamba_d_conv", 4)}  # fmt: skip
+              "G_ssm": r.count("mamba_n_groups", 1), "K_conv": r.count("mamba_d_conv", 4),
+              "Q_ssm": r.count("mamba_chunk_size", 256)}  # fmt: skip
     given = r.c.get("attn_layer_indices") or []
     layers = fields["layers"]
     if type(given) is not list or any(type(i) is not int or not 0 <= i < layers for i in given):
@@ -194,7 +195,8 @@ def _nemotron_h(r: Any, fields: dict[str, Any]) -> None:
         msg = f"must divide mamba_num_heads x mamba_head_dim ({heads * head}), got {groups}"
         raise FieldError(_OWNER, "n_groups", msg)
     shapes = {"H_ssm": heads, "P_ssm": head, "N_ssm": r.count("ssm_state_size", 128), "G_ssm": groups,
-              "K_conv": r.count("mamba_d_conv" if "mamba_d_conv" in r.c else "conv_kernel", 4)}  # fmt: skip
+              "K_conv": r.count("mamba_d_conv" if "mamba_d_conv" in r.c else "conv_kernel", 4),
+              "Q_ssm": r.count("mamba_chunk_size" if "mamba_chunk_size" in r.c else "chunk_size", 128)}  # fmt: skip
     layers = [_NEMOTRON_LAYERS[t] for t in types]
     fields |= {"layers": len(layers), "mlp": "plain", "activation": "relu2", "positions": None, "bias": "none",
                "mixer_shapes": tuple(shapes.items()), "pattern": _period(layers)}  # fmt: skip
