@@ -138,7 +138,11 @@ def transformers_layer(
     if fam == "llama" and arch.hidden_dropout > 0:
         msg = "Llama-family modules have no hidden dropout: hidden_dropout must be 0 for the transformers accounting"
         raise ValueError(msg)
-    mixer = mixers.find((layer or arch.layer_kinds()[0]).mixer)
+    layer = layer or arch.layer_kinds()[0]
+    if not (layer.has_mixer and layer.mlp):
+        msg = "a layer of a mixer alone or of an MLP alone (Nemotron-H's) has no transformers accounting yet"
+        raise ValueError(msg)
+    mixer = mixers.find(layer.mixer)
     rows = [*_norm(arch, "1"), *mixer.saved(arch, "transformers", attention, device)]
     if arch.hidden_dropout > 0:
         rows.append(Saved("attention_dropout_mask", "attention dropout mask", "attention", _H, width="mask",

@@ -95,3 +95,19 @@ def test_a_layer_holds_a_mixer_or_an_mlp() -> None:
         Layer("none", mlp=False)
     with pytest.raises(FieldError, match=r"Layer\.mlp: must be True or False"):
         Layer("attention", mlp=1)  # type: ignore[arg-type]
+
+
+def test_nemotron_h_s_layers_save_one_part_each_in_the_paper_s_accounting() -> None:
+    """An MLP layer: its norm's and the MLP's inputs (h) and squared ReLU's input and output (f); attention alone: no MLP.
+
+    'M-*-M' at h 64, f 96: an MLP layer saves s·b·(2·64 + 2·96) values; the activation kind's 5-layer mean follows.
+    """
+    from mlsysim_nb.layers import lines
+    from mlsysim_nb.layers.megatron import megatron_layer
+
+    arch = _read().architecture()
+    mlp = megatron_layer(arch, "fused", Layer("none"))
+    assert [r.key for r in mlp] == ["ln2_input", "mlp_input", "relu2_input", "relu2_output"]
+    assert sum(line.bytes for line in lines(mlp, arch.dims(10, 1), dtype_bytes=2)) == 10 * (2 * 64 + 2 * 96) * 2
+    attention = [r.key for r in megatron_layer(arch, "fused", Layer("attention", mlp=False))]
+    assert attention == ["ln1_input", "qkv_input", "q", "k", "v", "lse", "projection_input"]

@@ -88,3 +88,63 @@ def test_the_activation_kind_takes_a_hybrid_in_the_paper_s_accounting() -> None:
     with pytest.raises(FieldError, match=r"ActivationMemoryScenario\.implementation: 'transformers' keeps"):
         ActivationMemoryScenario(workload=workload, micro_batch=1, seq_len=4096, attention="fused",
                                  implementation="transformers").model_activations("none")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("key", "t", "engine", "rule"),
+    [
+        ("bamba-9b", 2, "megatron", "must divide the Mamba-2 layers' 1 group"),
+        ("bamba-9b", 2, "vllm", "must be 1 for Mamba-2 layers with one group"),
+        ("nemotron-h-8b", 16, "megatron", "must divide the Mamba-2 layers' 8 group"),
+        ("nemotron-h-8b", 16, "vllm", "must divide the Mamba-2 layers' 8 group"),
+        ("nemotron-h-8b", 3, "vllm", "must divide the Mamba-2 layers' 128 heads"),
+        ("nemotron-h-8b", 8, "megatron", None),
+        ("nemotron-h-8b", 8, "vllm", None),
+    ],
+)
+def test_each_engine_s_rule_for_splitting_a_mamba_layer(key: str, t: int, engine: str, rule: str | None) -> None:
+    """Megatron-LM: t divides the heads and the groups; vLLM also, or one group copied to every device (refused)."""
+    from mlsysim_nb.layers import tensor_parallel_refusal
+
+    found = tensor_parallel_refusal(Workloads.configuration(key).architecture(), t, engine)
+    if rule is None:
+        assert found is None
+    else:
+        assert found is not None
+        assert found[0].startswith(rule)
+
+
+def test_nemotron_h_served_on_8_devices_splits_heads_groups_and_states() -> None:
+    """Nemotron-H 8B on 8 H100 (vLLM), 4 sequences of 8,192 tokens, 16-bit: weights, K and V, states per device.
+
+    Weights: the 53 norms of 4,096 whole, the rest over 8: (8,100,852,736 - 217,088)/8 + 217,088 parameters × 2 B.
+    Cache: 4 attention layers × K and V × 1 head × 128 × 8,192 × 4 × 2 B, and 24 Mamba-2 layers' states of 16 heads
+    and 1 group: (1,024 + 2 × 128) × 4 + 16 × 64 × 128 = 136,192 values a sequence each, an eighth of t = 1's.
+    """
+    from mlsysim_nb import Scenarios
+
+    served = Scenarios.Bamba9BAt128KOnH100.variant(workload=Workloads.configuration("nemotron-h-8b"),
+                                                   tensor_parallel=8, batch_size=4, context_length=8192)  # fmt: skip
+    assert served.weights.m_as("B") == ((8_100_852_736 - 217_088) // 8 + 217_088) * 2 == 2_025_593_088
+    attention = 4 * 2 * 128 * 8192 * 4 * 2
+    states = 24 * ((1024 + 2 * 128) * 4 + 16 * 64 * 128) * 4 * 2
+    assert served.kv_cache.m_as("B") == attention + states == 93_257_728
+    whole = served.variant(tensor_parallel=1)
+    assert whole.kv_cache.m_as("B") == 8 * attention + 8 * states
+
+
+def test_nemotron_h_trained_over_8_devices_splits_its_mamba_rows() -> None:
+    """Megatron-LM's layout t = 8 with SP: a Mamba-2 layer's rows over 8 (fused kernel), Nemotron-H 8B at 4,096 tokens.
+
+    One Mamba-2 layer, BF16: its norm's and projection's inputs 2 · 4,096 · 4,096, zxbcdt 4,096 · 18,560, y 4,096 ·
+    8,192 (2 B each) and 1/rms 4,096 · 8 groups · 4 B; all over 8 (the inputs under SP).
+    """
+    from mlsysim_nb.layers import Layer, layer_saved_bytes
+
+    arch = Workloads.configuration("nemotron-h-8b").architecture()
+    mamba = dataclasses.replace(arch, pattern=(Layer("mamba2", mlp=False),), layers=1)
+    one = layer_saved_bytes(mamba, seq_len=4096, micro_batch=1, dtype_bytes=2, attention="fused")
+    assert one == (4096 * 4096 + 4096 * 18560 + 4096 * 8192) * 2 + 4096 * 8 * 4 + 4096 * 4096 * 2
+    split = layer_saved_bytes(mamba, seq_len=4096, micro_batch=1, dtype_bytes=2, attention="fused",
+                              tensor_parallel=8, sequence_parallel=True)  # fmt: skip
+    assert split == one / 8

@@ -23,7 +23,7 @@ from typing import Any
 
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.layers.architecture import Architecture
-from mlsysim_nb.layers.mixers import Mixer
+from mlsysim_nb.layers.mixers import ENGINES, Mixer
 from mlsysim_nb.layers.rows import Cached, Saved, Weight
 
 __all__ = ["MIXER", "Mamba2"]
@@ -100,10 +100,36 @@ class Mamba2(Mixer):
             Cached("ssm_state", "SSM state", ("H_ssm", "P_ssm", "N_ssm"), per_token=False),
         )
 
+    def per_device(self, arch: Architecture, tensor_parallel: Any, engine: str) -> dict[str, Any]:
+        """Heads and groups over ``t`` (both engines split them; :meth:`refusal` keeps t dividing both).
+
+        The widths follow: ``d_ssm = H/t·P``, ``c_ssm = d_ssm + 2·G/t·N``, ``p_ssm = d_ssm + c_ssm + H/t``.
+        """
+        own = self.symbols(arch)
+        heads, groups = own["H_ssm"] / tensor_parallel, own["G_ssm"] / tensor_parallel
+        inner = heads * own["P_ssm"]
+        conv = inner + 2 * groups * own["N_ssm"]
+        return {"H_ssm": heads, "G_ssm": groups, "d_ssm": inner, "c_ssm": conv, "p_ssm": inner + conv + heads}
+
     def refusal(self, arch: Architecture, tensor_parallel: int, engine: str) -> tuple[str, str] | None:
-        """Only one device: splitting a Mamba-2 layer is not described yet."""
-        if tensor_parallel != 1:
-            return "must be 1 for a model with Mamba-2 layers", "their split over devices is not described yet"
+        """Each engine's rule, as its code asserts it: t divides the heads and the groups of B and C.
+
+        Megatron-LM (megatron/core/ssm/mamba_mixer.py, ``MambaMixer.__init__``): ``nheads % tp_size == 0`` and
+        ``ngroups % tp_size == 0``, each device a whole head and a whole group. vLLM (vllm/model_executor/layers/
+        mamba/mamba_mixer2.py, ``MambaMixer2.__init__``): ``num_heads % tp_size == 0``, and t divides the groups
+        or there is one group, which every device then holds a copy of (``extra_groups_for_head_shards``); that
+        copy's weights and state are not described here, so one group over several devices is refused too.
+        """
+        own, t, name = self.symbols(arch), tensor_parallel, ENGINES[engine]
+        if own["H_ssm"] % t:
+            rule = f"must divide the Mamba-2 layers' {own['H_ssm']} heads"
+            return rule, f"each device holds whole heads, as {name} splits them"
+        if own["G_ssm"] % t:
+            if engine == "vllm" and own["G_ssm"] == 1:
+                why = ("vLLM copies the one group's B and C to every device; the table does not describe that copy's "
+                       "weights and state yet")  # fmt: skip
+                return "must be 1 for Mamba-2 layers with one group of B and C", why
+            return f"must divide the Mamba-2 layers' {own['G_ssm']} group(s) of B and C", f"{name} splits whole groups"
         return None
 
 
