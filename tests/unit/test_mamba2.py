@@ -85,8 +85,12 @@ def test_the_activation_kind_takes_a_hybrid_in_the_paper_s_accounting() -> None:
     output = 2 * 4096 * 4096 * 2 + 4096 * 128_256 * 4  # final norm and output layer inputs, FP32 logits
     layers = scenario.model_activations("none").m_as("B") - output
     assert layers == 29 * 691_027_968 + 3 * attention == 21_752_659_968
-    with pytest.raises(FieldError, match=r"ActivationMemoryScenario\.implementation: 'transformers' keeps"):
+    with pytest.raises(FieldError, match=r"ActivationMemoryScenario\.implementation: 'transformers' cannot"):
         ActivationMemoryScenario(workload=workload, micro_batch=1, seq_len=4096, attention="fused",
+                                 implementation="transformers").model_activations("none")  # fmt: skip
+    mamba_only = workload.variant(pattern=(Layer("mamba2"),))
+    with pytest.raises(FieldError, match=r"ActivationMemoryScenario\.implementation: 'transformers' keeps"):
+        ActivationMemoryScenario(workload=mamba_only, micro_batch=1, seq_len=4096, attention="fused",
                                  implementation="transformers").model_activations("none")  # fmt: skip
 
 
@@ -148,3 +152,10 @@ def test_nemotron_h_trained_over_8_devices_splits_its_mamba_rows() -> None:
     split = layer_saved_bytes(mamba, seq_len=4096, micro_batch=1, dtype_bytes=2, attention="fused",
                               tensor_parallel=8, sequence_parallel=True)  # fmt: skip
     assert split == one / 8
+
+
+def test_bamba_s_attention_layers_have_no_transformers_rows_yet() -> None:
+    """Measured, Bamba's attention layer is not Llama's (partial rotary, a second output-projection input): refused."""
+    with pytest.raises(ValueError, match=r"Bamba's attention layers have no transformers accounting yet"):
+        transformers_layer(_bamba(), "fused", "gpu", Layer("attention"))
+    assert transformers_layer(_bamba(), "fused", "gpu", _MAMBA)  # its Mamba-2 layers have theirs
