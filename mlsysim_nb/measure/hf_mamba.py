@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from mlsysim_nb.errors import FieldError
-from mlsysim_nb.layers import Dims, layer_rows, lines
+from mlsysim_nb.layers import Dims, Layer, layer_rows, lines
 from mlsysim_nb.measure.arguments import check_random_state, named_arguments
 from mlsysim_nb.measure.hf import DTYPE_BYTES, SIZES, _arch, _record, measurement_result
 from mlsysim_nb.measure.hf_results import HFMeasurement
@@ -20,7 +20,14 @@ from mlsysim_nb.measure.hf_sites import site
 from mlsysim_nb.measure.torch_extra import require_transformers
 from mlsysim_nb.model.fields import check_count
 
-__all__ = ["MAMBA_SIZES", "mamba_site", "measure_hf_mamba_layer"]
+__all__ = [
+    "MAMBA_SIZES",
+    "NEMOTRON_BLOCKS",
+    "mamba_site",
+    "measure_hf_mamba_layer",
+    "measure_hf_nemotron_block",
+    "nemotron_site",
+]
 
 _OWNER = "measure_hf_mamba_layer"
 #: The mixer's sizes measured: heads, head width, state, groups, taps, chunk (Q, N, P, n + 1 and P·N must differ,
@@ -93,9 +100,34 @@ def _elementwise(slot: str, shape: tuple[int, ...], dims: Dims, heads: int, *, w
     return "ssm_silu_output" if wide else "ssm_x_fp32"
 
 
-def _attribute(saved: list[Any], constants: set[int], dims: Dims, keys: frozenset[str], *, wide: bool) -> tuple[
-        dict[str, int], int]:  # fmt: skip
-    """Bytes per row key: each storage's bytes to the row of its first saved view."""
+#: Nemotron-H's three blocks, by the name this lab gives them: transformers' layer type and the table's layer.
+NEMOTRON_BLOCKS = {
+    "mamba": ("linear_attention", Layer("mamba2", mlp=False)),
+    "attention": ("full_attention", Layer("attention", mlp=False)),
+    "mlp": ("mlp", Layer("none")),
+}
+_NEMOTRON_MLP = {"mixer.up_proj": "mlp_input", "mixer.act_fn": "relu2_output", "mixer.down_proj": "relu2_squared"}
+
+
+def nemotron_site(module: str, op: str, slot: str, shape: tuple[int, ...], *, dims: Dims, wide: bool,
+                  block: str, keys: frozenset[str]) -> str | None:  # fmt: skip
+    """The row key of a tensor a ``NemotronHBlock`` of ``block`` (:data:`NEMOTRON_BLOCKS`) saved in ``module``."""
+    if module == "norm":
+        which = "2" if block == "mlp" else "1"
+        if shape == (dims.h,):
+            return f"ln{which}_scale"
+        return site("input_layernorm" if which == "1" else "post_attention_layernorm", op, slot, shape, dims=dims,
+                    keys=keys)  # fmt: skip
+    if block == "mlp":
+        return _NEMOTRON_MLP.get(module)
+    if block == "mamba":
+        return mamba_site(module.replace("mixer", "mamba", 1), op, slot, shape, dims=dims, wide=wide)
+    return site(module.replace("mixer", "self_attn", 1), op, slot, shape, dims=dims, keys=keys)
+
+
+def _attribute(saved: list[Any], constants: set[int], dims: Dims, keys: frozenset[str], *, wide: bool,
+               where: Any = None) -> tuple[dict[str, int], int]:  # fmt: skip
+    """Bytes per row key: each storage's bytes to the row of its first saved view (``where``: the site function)."""
     from mlsysim_nb.measure._saved import storage_bytes
 
     measured = dict.fromkeys(keys, 0) | {"(unattributed)": 0}
@@ -104,7 +136,8 @@ def _attribute(saved: list[Any], constants: set[int], dims: Dims, keys: frozense
         if s.storage in constants or s.storage in seen:
             continue
         seen.add(s.storage)
-        key = mamba_site(s.step, s.op, s.slot, tuple(s.tensor.shape), dims=dims, wide=wide)
+        shape = tuple(s.tensor.shape)
+        key = (where or mamba_site)(s.step, s.op, s.slot, shape, dims=dims, wide=wide)
         measured[key if key in keys else "(unattributed)"] += storage_bytes(s.tensor)
     return measured, sum(measured.values())
 
@@ -151,4 +184,69 @@ def measure_hf_mamba_layer(
     info = {"dtype": dtype, "attention": "sdpa", "dropout": False, "seq_len": seq_len, "micro_batch": micro_batch,
             "layers": 1}  # fmt: skip
     return measurement_result("BambaDecoderLayer (Mamba-2)", workload, info, predicted=predicted, paper=paper,
+                              measured=measured, total=total)  # fmt: skip
+
+
+@named_arguments(1)
+def measure_hf_nemotron_block(
+    block: str, *, dtype: str = "bfloat16", attention: str = "sdpa", seq_len: int = 20, micro_batch: int = 3,
+    random_state: int = 0,
+) -> HFMeasurement:  # fmt: skip
+    """Measure one ``NemotronHBlock`` (``block``: ``"mamba"``, ``"attention"`` or ``"mlp"``) on the CPU.
+
+    ``attention``: transformers' ``"eager"`` or ``"sdpa"`` (the attention block's only); the sizes are
+    :func:`measure_hf_mamba_layer`'s.
+    """
+    owner = "measure_hf_nemotron_block"
+    if not isinstance(block, str) or block not in NEMOTRON_BLOCKS:
+        raise FieldError(owner, "block", f"must be one of {', '.join(map(repr, NEMOTRON_BLOCKS))}, got {block!r}")
+    if not isinstance(dtype, str) or dtype not in DTYPE_BYTES:
+        raise FieldError(owner, "dtype", f"must be one of {', '.join(map(repr, DTYPE_BYTES))}, got {dtype!r}")
+    if not isinstance(attention, str) or attention not in ("eager", "sdpa"):
+        raise FieldError(owner, "attention", f"must be 'eager' or 'sdpa', got {attention!r}")
+    seq_len = check_count(owner, "seq_len", seq_len, minimum=2, maximum=512)
+    micro_batch = check_count(owner, "micro_batch", micro_batch, maximum=16)
+    random_state = check_random_state(owner, random_state)
+    z, m = SIZES, MAMBA_SIZES
+    require_transformers()
+    import torch
+    import transformers
+    from transformers.models.nemotron_h import modeling_nemotron_h
+
+    torch.manual_seed(random_state)
+    types = [kind for kind, _ in NEMOTRON_BLOCKS.values()]
+    cfg = transformers.NemotronHConfig(
+        hidden_size=z["hidden"], intermediate_size=z["ffn"], num_attention_heads=z["heads"],
+        num_key_value_heads=z["kv_heads"], head_dim=z["hidden"] // z["heads"], vocab_size=z["vocab"],
+        mamba_num_heads=m["heads"], mamba_head_dim=m["head"], ssm_state_size=m["state"], n_groups=m["groups"],
+        conv_kernel=m["conv"], chunk_size=m["chunk"], layers_block_type=types,
+    )  # fmt: skip
+    cfg._attn_implementation = attention  # noqa: SLF001 - transformers' documented switch
+    kind = getattr(torch, dtype)
+    index = types.index(NEMOTRON_BLOCKS[block][0])
+    module = modeling_nemotron_h.NemotronHBlock(cfg, layer_idx=index).to(kind).train()  # type: ignore[no-untyped-call]
+    x = torch.randn(micro_batch, seq_len, cfg.hidden_size, dtype=kind, requires_grad=True)
+    mask = None
+    if block == "attention" and attention == "eager":  # an additive causal mask, as the model builds it
+        mask = torch.full((seq_len, seq_len), torch.finfo(kind).min, dtype=kind).triu(1)
+        mask = mask[None, None].expand(micro_batch, 1, seq_len, seq_len)
+    saved, constants = _record(module, lambda: module(x, attention_mask=mask))
+    workload, arch = _arch(cfg)
+    dims, width = arch.dims(seq_len, micro_batch), DTYPE_BYTES[dtype]
+    layer, table_attention = NEMOTRON_BLOCKS[block][1], "fused" if attention == "sdpa" else "eager"
+    from mlsysim_nb.layers.megatron import megatron_layer
+    from mlsysim_nb.layers.transformers import transformers_layer
+
+    rows = transformers_layer(arch, table_attention, "cpu", layer)
+    predicted = lines(rows, dims, dtype_bytes=width, device="cpu")
+    paper = lines(megatron_layer(arch, table_attention, layer), dims, dtype_bytes=width)
+    keys = frozenset(r.key for r in rows)
+
+    def where(step: str, op: str, slot: str, shape: tuple[int, ...], *, dims: Dims, wide: bool) -> str | None:
+        return nemotron_site(step, op, slot, shape, dims=dims, wide=wide, block=block, keys=keys)
+
+    measured, total = _attribute(saved, constants, dims, keys, wide=width == 4, where=where)
+    info = {"dtype": dtype, "attention": attention, "dropout": False, "seq_len": seq_len, "micro_batch": micro_batch,
+            "layers": 1}  # fmt: skip
+    return measurement_result(f"NemotronHBlock ({block})", workload, info, predicted=predicted, paper=paper,
                               measured=measured, total=total)  # fmt: skip

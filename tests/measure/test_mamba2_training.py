@@ -55,3 +55,27 @@ def test_the_fused_kernel_keeps_a_ninth_in_bf16(transformers: Any) -> None:
     assert m.measured == 858_176
     assert m.paper == 60 * 64 * 2 * 3 + 60 * 96 * 2 * 3 + 60 * 64 * 2 + 60 * 312 * 2 + 60 * 128 * 2 + 60 * 2 * 4
     assert m.paper == 118_560
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize(("block", "attention"), [("mamba", "sdpa"), ("attention", "eager"), ("attention", "sdpa"),
+                                                  ("mlp", "sdpa")])  # fmt: skip
+def test_every_saved_byte_of_a_nemotron_h_block_is_a_row(block: str, attention: str, dtype: str,
+                                                         transformers: Any) -> None:  # fmt: skip
+    """NemotronHBlock of each kind (one norm, then a Mamba-2 mixer, attention or an MLP): the rows, byte for byte."""
+    from mlsysim_nb.measure.hf_mamba import measure_hf_nemotron_block
+
+    m = measure_hf_nemotron_block(block, dtype=dtype, attention=attention)
+    assert m.unattributed == 0
+    assert [(r.row.key, r.measured) for r in m.rows] == [(r.row.key, int(r.predicted)) for r in m.rows]
+
+
+def test_nemotron_h_s_mlp_block_by_hand(transformers: Any) -> None:
+    """BF16, b 3, s 20, h 64, f 96: the norm's FP32 input, 1/rms, FP32 normalized input and scale; the MLP's rows.
+
+    60 × 64 × 4 + 60 × 4 + 60 × 64 × 4 + 64 × 4 + 60 × 64 × 2 + 2 × 60 × 96 × 2 = 61,936 B.
+    """
+    from mlsysim_nb.measure.hf_mamba import measure_hf_nemotron_block
+
+    expected = 60 * 64 * 4 + 60 * 4 + 60 * 64 * 4 + 64 * 4 + 60 * 64 * 2 + 2 * 60 * 96 * 2
+    assert measure_hf_nemotron_block("mlp", dtype="bfloat16").measured == expected == 61_936

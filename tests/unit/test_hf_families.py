@@ -111,3 +111,20 @@ def test_nemotron_h_s_layers_save_one_part_each_in_the_paper_s_accounting() -> N
     assert sum(line.bytes for line in lines(mlp, arch.dims(10, 1), dtype_bytes=2)) == 10 * (2 * 64 + 2 * 96) * 2
     attention = [r.key for r in megatron_layer(arch, "fused", Layer("attention", mlp=False))]
     assert attention == ["ln1_input", "qkv_input", "q", "k", "v", "lse", "projection_input"]
+
+
+def test_nemotron_h_s_blocks_in_transformers_accounting() -> None:
+    """NemotronHBlock: one RMSNorm (FP32 normalized input, an FP32 copy of its scale when narrower), then one part.
+
+    The MLP block at s 20, b 3, BF16: 60 × 64 × (4 + 4 + 2) + 60 × 4 + 64 × 4 + 2 × 60 × 96 × 2 = 61,936 B (measured
+    in tests/measure/test_mamba2_training.py); its attention keeps no rotary tables (no position encoding).
+    """
+    from mlsysim_nb.layers import lines
+    from mlsysim_nb.layers.transformers import transformers_layer
+
+    arch = _read().architecture()
+    mlp = transformers_layer(arch, "fused", "cpu", Layer("none"))
+    assert sum(line.bytes for line in lines(mlp, arch.dims(20, 3), dtype_bytes=2, device="cpu")) == 61_936
+    attention = [r.key for r in transformers_layer(arch, "fused", "gpu", Layer("attention", mlp=False))]
+    assert "rotary" not in attention
+    assert attention[-1] == "projection_input"

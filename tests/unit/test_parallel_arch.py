@@ -310,11 +310,11 @@ def test_the_expert_control_stops_at_the_experts() -> None:
     assert "expert_parallel" not in [c.name for c in dense.controls()]
 
 
-#: The hybrids whose transformers accounting is refused by name: Bamba's attention layers and Nemotron-H's one-part
-#: layers have no transformers rows yet (and Bamba's Mamba-2 path pads its convolution and its scan's chunks).
+#: The hybrids whose transformers accounting is refused by name: Bamba's attention layers have no transformers rows
+#: yet; Nemotron-H's Mamba-2 path pads its convolution and its scan's chunks (not per token).
 _NOT_PER_TOKEN = {
     "bamba-9b": "attention layers have no transformers",
-    "nemotron-h-8b": "has no transformers accounting",
+    "nemotron-h-8b": "does not fit the many-device chain",
 }
 
 
