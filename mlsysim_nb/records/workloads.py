@@ -196,7 +196,7 @@ class Workload(RichRepr):
     mixer_shapes: tuple[tuple[str, int], ...] = record(
         (), label="sizes of the other mixers' symbols",
         help="(symbol, size) pairs: latent attention's r_q, r_kv, d_rope, d_nope, d_v; Mamba-2's H_ssm, P_ssm, "
-        "N_ssm, G_ssm, K_conv",
+        "N_ssm, G_ssm, K_conv and the scan's chunk Q_ssm",
     )  # fmt: skip
     source: str = field(default="", compare=False)
     #: ``active_parameters`` as given (``None``: derived from ``parameters``), what ``variant()`` carries over

@@ -14,7 +14,8 @@ What a serving engine keeps per sequence, whatever its length: the convolution's
 values (transformers keeps ``K_conv`` columns; vLLM's Mamba cache ``K_conv - 1``), and the SSM state,
 ``H_ssm × P_ssm × N_ssm`` values, in the cache's width. A hybrid's cache grows only in its attention layers.
 In training (:meth:`Mamba2.saved`) two accountings: what the fused kernel of mamba_ssm and Megatron-LM keeps, and
-what transformers' PyTorch path keeps (measured), which reads the scan's chunk size ``Q_ssm`` too.
+what transformers' PyTorch path keeps (measured), which reads the scan's chunk size ``Q_ssm`` too. Over ``t``
+devices both engines split the heads and the groups (:meth:`Mamba2.refusal` cites their asserts).
 """
 
 from __future__ import annotations
