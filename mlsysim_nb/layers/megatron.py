@@ -29,7 +29,7 @@ from mlsysim_nb.layers.rows import Saved
 __all__ = ["LAYER_INPUT", "megatron_layer", "megatron_output"]
 
 _NORM = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}
-_ACTIVATION = {"gelu": "GeLU", "silu": "SiLU"}
+_ACTIVATION = {"gelu": "GeLU", "silu": "SiLU", "relu2": "squared ReLU"}
 
 #: What full recomputation keeps of a layer: its input, whole on every device unless sequence-parallel.
 LAYER_INPUT = Saved("layer_input", "layer input", "layer", ("s", "b", "h"), split="sp", paper="ln1_input")
@@ -79,12 +79,17 @@ def megatron_layer(arch: Architecture, attention: str = "eager", layer: Layer | 
     """
     norm = _NORM[arch.norm]
     tokens = ("s", "b", "h")
-    mixer = mixers.find((layer or arch.layer_kinds()[0]).mixer)
+    layer = layer or arch.layer_kinds()[0]
+    mixer = mixers.find(layer.mixer)
     rows = [
         Saved("ln1_input", f"{norm} 1 input", "layer norms", tokens, split="sp", paper="ln1_input"),
         *mixer.saved(arch, "megatron", attention, "gpu"),
     ]
-    if arch.hidden_dropout > 0:
+    if not layer.has_mixer:  # an MLP alone (Nemotron-H): no mixer, no norm before it
+        rows = []
+    if not layer.mlp:  # a mixer alone (Nemotron-H): no MLP, no norm before it
+        return tuple(rows)
+    if arch.hidden_dropout > 0 and layer.has_mixer:
         rows.append(Saved("attention_dropout_mask", "attention dropout mask", "attention", tokens, width="mask",
                           split="sp", paper="attention_dropout_mask"))  # fmt: skip
     rows += [

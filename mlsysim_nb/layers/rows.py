@@ -12,7 +12,8 @@ kv    key/value heads (grouped-query attention)              v     vocabulary si
 
 A width says how many bytes one element takes: ``"act"`` is the activation dtype (2 at 16 bits, 4 in
 FP32), ``"mask"`` a dropout mask (one byte on a GPU; see :data:`DEVICE_EFFECTS` for the CPU), ``"fp32"``
-an FP32 tensor whatever the activation dtype (a framework's upcast), ``"int64"`` an index.
+an FP32 tensor whatever the activation dtype (a framework's upcast), ``"int64"`` an index, ``"bool"`` a
+boolean mask built in the forward pass (one byte on every device).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ __all__ = [
 ]
 
 SYMBOLS = ("s", "b", "h", "a", "kv", "d", "f", "E", "k", "v")
-WIDTHS = ("act", "mask", "fp32", "int64")
+WIDTHS = ("act", "mask", "fp32", "int64", "bool")
 #: Which recomputation drops a row: ``"selective"`` rows are dropped by selective and full recomputation
 #: (the attention-score tensors), ``"full"`` rows only by full recomputation, which keeps the layer input.
 RECOMPUTE = ("selective", "full")
@@ -102,6 +103,8 @@ def element_bytes(width: str, dtype_bytes: int, device: str = "gpu") -> int:
         return 4
     if width == "int64":
         return 8
+    if width == "bool":
+        return 1
     msg = f"unknown width {width!r}; widths are {', '.join(WIDTHS)}"
     raise ValueError(msg)
 
@@ -112,7 +115,8 @@ class Saved:
 
     ``paper`` names the row of Korthikanti et al.'s count it stands for (``None`` when the paper has no such
     tensor); ``note`` says why a framework's row differs from the paper's. ``narrow_only`` rows exist only
-    when the activations are narrower than FP32 (a cast to FP32 that is a no-op in FP32); ``per_model`` rows
+    when the activations are narrower than FP32 (a cast to FP32 that is a no-op in FP32), ``wide_only`` rows only
+    in FP32; ``per_model`` rows
     are kept once per model, not once per layer (the rotary tables every layer reads).
     """
 
@@ -131,6 +135,9 @@ class Saved:
     #: The share of the model's layers that keep this row: 1 unless the layers mix their kinds (a hybrid
     #: pattern), where one layer's figure is the mean over the model's layers.
     share: float = 1
+    #: Exists only when the activations are FP32: a cast to FP32 that is a no-op there returns a view, which keeps
+    #: a whole FP32 storage alive, where a narrower run keeps a copy of one part (a ``narrow_only`` row).
+    wide_only: bool = False
 
     def __post_init__(self) -> None:
         bad = [s for s in self.shape if not s.isidentifier()]
@@ -145,7 +152,7 @@ class Saved:
 
     def bytes(self, dims: Dims, dtype_bytes: int, device: str = "gpu") -> int:
         """Bytes this row holds for ``dims`` when activations take ``dtype_bytes`` each, on ``device``."""
-        if self.narrow_only and dtype_bytes >= 4:
+        if (self.narrow_only and dtype_bytes >= 4) or (self.wide_only and dtype_bytes < 4):
             return 0
         return self.elements(dims) * element_bytes(self.width, dtype_bytes, device)
 

@@ -22,10 +22,14 @@ __all__ = ["FAMILIES", "MODEL_TYPES", "family", "transformers_layer", "transform
 
 #: The Hugging Face model types whose modules this accounting follows, by module family.
 FAMILIES = {"gpt2": "gpt2", "llama": "llama", "mistral": "llama", "qwen2": "llama", "mixtral": "llama"}
+#: Hybrids whose decoder layers wrap a mixer of their own in Llama's norms and gated MLP (Bamba's Mamba-2 layers;
+#: its attention layers are refused by name).
+FAMILIES |= {"bamba": "llama", "nemotron_h": "llama"}
 #: The Hugging Face model types a workload may name (``Workload.from_hf_config`` reads their config.json).
 #: The 2025 families are read too; the transformers accounting of their saved tensors is not described (refused).
 MODEL_TYPES = (
     *FAMILIES, "qwen3", "qwen3_moe", "gemma2", "gemma3_text", "gpt_oss", "deepseek_v2", "deepseek_v3", "bamba",
+    "nemotron_h",
 )  # fmt: skip
 
 _T = ("s", "b")
@@ -123,6 +127,38 @@ def _experts(_: Architecture) -> list[Saved]:
     ]  # fmt: skip
 
 
+_NEMOTRON_NORM = "NemotronHRMSNorm multiplies by its scale in FP32 and keeps the FP32 normalized input"
+
+
+def _nemotron_block(arch: Architecture, attention: str, device: str, layer: Layer) -> tuple[Saved, ...]:
+    """``NemotronHBlock``: one RMSNorm, then its mixer (Mamba-2 or attention) or its MLP (up, squared ReLU, down).
+
+    Its norm keeps the normalized input in FP32 (the scale multiplies in FP32) and, where the activations are
+    narrower, an FP32 copy of its scale; the squared ReLU keeps the ReLU's output once (its square reads it).
+    """
+    which = "1" if layer.has_mixer else "2"
+    rows = [
+        Saved(f"ln{which}_input", f"RMSNorm {which} input (FP32)", "layer norms", _H, width="fp32", split="sp",
+              paper=f"ln{which}_input", note=_RMS_FP32),
+        Saved(f"ln{which}_rsqrt", f"RMSNorm {which} 1/rms (FP32)", "layer norms", _T, width="fp32", split="sp",
+              note=_RMS_RSQRT),
+        Saved(f"ln{which}_normalized", f"RMSNorm {which} normalized input (FP32)", "layer norms", _H, width="fp32",
+              split="sp", note=_NEMOTRON_NORM),
+        Saved(f"ln{which}_scale", f"RMSNorm {which} scale in FP32", "layer norms", ("h",), width="fp32",
+              split="none", narrow_only=True, note="the scale's FP32 copy, where the weights are narrower"),
+    ]  # fmt: skip
+    if layer.has_mixer:
+        return (*rows, *mixers.find(layer.mixer).saved(arch, "transformers", attention, device))
+    wide = ("s", "b", "f")
+    return (
+        *rows,
+        Saved("mlp_input", "MLP input (the norm's output)", "MLP", _H, split="sp", paper="mlp_input"),
+        Saved("relu2_output", "ReLU output (its square's input)", "MLP", wide, paper="gelu_input",
+              note="squared ReLU: relu keeps its output, and the square reads the same tensor"),
+        Saved("relu2_squared", "squared ReLU output (down projection input)", "MLP", wide, paper="gelu_output"),
+    )  # fmt: skip
+
+
 def transformers_layer(
     arch: Architecture, attention: str = "eager", device: str = "gpu", layer: Layer | None = None
 ) -> tuple[Saved, ...]:
@@ -135,7 +171,19 @@ def transformers_layer(
     if fam == "llama" and arch.hidden_dropout > 0:
         msg = "Llama-family modules have no hidden dropout: hidden_dropout must be 0 for the transformers accounting"
         raise ValueError(msg)
-    mixer = mixers.find((layer or arch.layer_kinds()[0]).mixer)
+    layer = layer or arch.layer_kinds()[0]
+    if arch.model_type == "nemotron_h":
+        return _nemotron_block(arch, attention, device, layer)
+    if not (layer.has_mixer and layer.mlp):
+        msg = "a layer of a mixer alone or of an MLP alone has transformers rows only as Nemotron-H's blocks"
+        raise ValueError(msg)
+    if arch.model_type == "bamba" and layer.mixer == "attention":  # measured apart from Llama's: they differ
+        msg = (
+            "Bamba's attention layers have no transformers accounting yet (measured: its partial rotary tables "
+            "and, under SDPA, a second copy of the output projection's input differ from Llama's rows)"
+        )
+        raise ValueError(msg)
+    mixer = mixers.find(layer.mixer)
     rows = [*_norm(arch, "1"), *mixer.saved(arch, "transformers", attention, device)]
     if arch.hidden_dropout > 0:
         rows.append(Saved("attention_dropout_mask", "attention dropout mask", "attention", _H, width="mask",

@@ -8,7 +8,8 @@ The configurations of the 2025 families (latent attention, local/global and sink
 wait in ``records/data/models/pending/``, in the same shape: :func:`pending_keys` lists them and
 ``Workloads.configuration(key)`` reads them, but ``Workloads.configurations()`` (which every kind's tests and
 controls go through) leaves them out until every kind describes their layers: the training kinds refuse latent
-attention's and Mamba-2's saved tensors by name. A file moves up one folder then.
+attention's saved tensors by name. A file moves up one folder then (the Mamba-2 hybrids, Bamba 9B and Nemotron-H 8B,
+have).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def pending_keys() -> tuple[str, ...]:
     """The keys of the shipped configurations not yet in every kind's catalog (the 2025 families), sorted.
 
     >>> pending_keys()[:3]
-    ('bamba-9b', 'deepseek-v3', 'gemma-3-27b')
+    ('deepseek-v3', 'gemma-3-27b', 'gpt-oss-120b')
     """
     return _keys(_folder("pending"))
 

@@ -440,3 +440,9 @@ def test_a_device_without_links_is_not_timed_and_says_why() -> None:
     assert tpu.companion_chart() is None
     assert tpu._repr_html_().count('<img class="msn-chart"') == 1  # the memory bar alone
     assert s.companion_chart() is not None
+
+
+def test_a_mamba_2_hybrid_is_refused_by_name() -> None:
+    """Every layer is timed as attention and an MLP: Bamba 9B's Mamba-2 layers are refused naming the layout."""
+    with pytest.raises(FieldError, match=r"TrainingTimeScenario\.layout: models Bamba 9B, whose layers are not all"):
+        TrainingTimeScenario(layout=Scenarios.Bamba9BZero3On8H100, global_batch_size=64)

@@ -28,6 +28,9 @@ PUBLISHED = {
     "mistral-7b": 7_241_732_096,
     "mixtral-8x7b": 46_702_792_704,
     "qwen2.5-7b": 7_615_616_512,
+    # the hybrids: transformers' meta-device counts (tests/measure/test_families_2025.py), the model cards' 9.78B and 8B
+    "bamba-9b": 9_780_235_392,
+    "nemotron-h-8b": 8_100_852_736,
 }
 
 

@@ -118,7 +118,7 @@ class Attention(Mixer):
             core = _framework_fused(arch, device) if attention == "fused" else _framework_eager(arch, llama)
             head = [Saved("qkv_input", "QKV input" + (" (the norm's output)" if llama else ""), "attention", _H,
                           split="sp", paper="qkv_input")]  # fmt: skip
-            if llama:
+            if llama and arch.positions is not None:  # Nemotron-H's attention has no position encoding
                 head.append(Saved("rotary", "rotary cos and sin", "attention", ("s", "d"), count=2, split="none",
                                   per_model=True, note=_ROTARY))  # fmt: skip
         tail = Saved("projection_input", "output projection input", "attention", _HEADS, paper="projection_input")
