@@ -432,3 +432,16 @@ def test_a_device_without_links_is_not_timed_and_says_why() -> None:
     assert tpu.companion_chart() is None
     assert tpu._repr_html_().count('<img class="msn-chart"') == 1  # the memory bar alone
     assert s.companion_chart() is not None
+
+
+def test_a_workload_without_its_own_layer_is_timed_at_the_activations_mlp_width() -> None:
+    """GPT-3 175B as the catalog gives it (no architecture fields): 2·12·h² + 4·s·h FLOPs per token and layer.
+
+    h = 12,288, s = 2,048: 24 · 150,994,944 + 4 · 2,048 · 12,288 = 3,724,541,952 with f = 4·h; with f = 2·h the
+    MLP holds 2·2·h² and the layer 8·h²: 16 · 150,994,944 + 100,663,296 = 2,516,582,400.
+    """
+    layout = Scenarios["Gpt3_175BKorthikantiTable3OnA100"]
+    assert layout.workload.reference_style
+    assert TrainingTimeScenario(layout=layout, global_batch_size=64).layer_forward_flops_per_token == 3_724_541_952
+    narrow = layout.variant(activations=layout.activations.variant(ffn_multiple=2))
+    assert TrainingTimeScenario(layout=narrow, global_batch_size=64).layer_forward_flops_per_token == 2_516_582_400
