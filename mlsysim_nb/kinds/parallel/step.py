@@ -49,11 +49,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mlsysim_nb.errors import FieldError
+from mlsysim_nb.errors import FieldError, show_number
 from mlsysim_nb.layers import LAYER_INPUT, layer_rows, layer_weights, lines, model_weights, output_rows
 from mlsysim_nb.layers.transients import optimizer_temporary_bytes, saved_gradient_bytes, transient_bytes
 
-__all__ = ["CATEGORIES", "StepPoint", "StepTimeline", "step_timeline"]
+__all__ = ["CATEGORIES", "MOST_POINTS", "StepPoint", "StepTimeline", "step_timeline"]
+
+#: The most points a timeline lists (each a phase's bytes by category): 262,144, a few tenths of a GB and a second or
+#: two to build; a longer accumulation is refused by name rather than filling the memory.
+MOST_POINTS = 2**18
 
 #: The timeline's categories, in the order a chart stacks them.
 CATEGORIES = (
@@ -147,6 +151,16 @@ def _check(scenario: Any, micro_batches: Any) -> None:
     if not isinstance(micro_batches, int) or isinstance(micro_batches, bool) or micro_batches < 1:
         raise FieldError(owner, "micro_batches", f"must be a whole number of at least 1, got {micro_batches!r}")
     w = scenario.workload
+    per_micro_batch = 2 * int(w.layers) + 2  # each layer forward and backward, the output layer's two
+    most = max(1, (MOST_POINTS - 2) // per_micro_batch)
+    if micro_batches > most:
+        msg = (
+            f"must be at most {most:,} for {int(w.layers):,} layers: the timeline lists 2·L + 2 = "
+            f"{per_micro_batch:,} phases per micro-batch, {MOST_POINTS:,} points in all (from the second "
+            "micro-batch on the phases repeat, so the peak of 2 is the peak of any more), got "
+            f"{show_number(micro_batches)}"
+        )
+        raise FieldError(owner, "micro_batches", msg)
     if w.architecture(reference=w.reference_style).vocab_size is None:
         raise FieldError(owner, "state", f"the step's timeline needs the vocabulary of {w.name} (vocab_size)")
 
@@ -246,8 +260,10 @@ def step_timeline(scenario: Any, micro_batches: int = 1) -> StepTimeline:
                                               "forward transients": z.loss})  # fmt: skip
         point(f"backward, output layer{tag}", {"gradients": held, "saved activations": everything,
                                                "backward transients": z.output_backward})  # fmt: skip
+        if m < 2:  # from the second micro-batch on, each layer's backward is the second's again
+            backward = {i: _layer_backward(z, i, held if m else None) for i in range(1, z.layers + 1)}
         for i in range(z.layers, 0, -1):
-            point(f"backward, layer {i}{tag}", _layer_backward(z, i, held if m else None))
+            point(f"backward, layer {i}{tag}", backward[i])
     point("optimizer step", {"gradients": z.grads, "optimizer temporaries": z.temporaries})
     return StepTimeline(tuple(points), sum(z.rest.values()) + z.grads + everything)
 
