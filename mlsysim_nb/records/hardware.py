@@ -13,6 +13,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from mlsysim_nb.errors import FieldError, HardwareFileError, show_number
 from mlsysim_nb.files import UnreadableFileError, as_path, read_text, require_directory
 from mlsysim_nb.model.knob import knob, knobs, record
@@ -49,6 +51,9 @@ def _checked(record: Any) -> dict[str, Any]:
     magnitudes = {}
     for name, declared in knobs(record).items():
         stored, magnitudes[name] = declared.check(owner, name, getattr(record, name))
+        if np.ndim(magnitudes[name]) > 0:  # a list or array the field's check read as a sweep's values
+            msg = "must be one value, not a list or array: a record is one device (to compare several, build each)"
+            raise FieldError(owner, name, msg)
         object.__setattr__(record, name, stored)
     return magnitudes
 

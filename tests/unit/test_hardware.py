@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from mlsysim_nb import (
@@ -315,6 +316,19 @@ def test_links_are_checked_on_the_record() -> None:
     assert node.link_bandwidth == Q_(300, "GB/s")
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("link_bandwidth", [3e11, 1e11]), ("network_bandwidth", Q_(np.array([2.5e10]), "B/s")),
+     ("peak_flops", np.array([3e14, 2e14])), ("node_devices", [8, 4]), ("driver_capacity", [1e9, 2e9])],
+)  # fmt: skip
+def test_a_device_record_holds_one_value_per_field(field: str, value: object) -> None:
+    """A list or array in a device's field is refused by name (it reached the time kind as a raw TypeError)."""
+    with pytest.raises(FieldError, match=rf"HardwareNode\.{field}: must be one value, not a list or array"):
+        HardwareNode(name="n", memory=Memory(Q_(80, "GB"), 2e12), **{field: value})
+    with pytest.raises(FieldError, match=r"Memory\.bandwidth: must be one value"):
+        Memory(Q_(80, "GB"), [1e12, 2e12])
+
+
 def test_driver_capacity_must_be_information() -> None:
     """driver_capacity is a quantity of information."""
     from mlsysim_nb import FieldError, Memory
@@ -332,6 +346,7 @@ def test_driver_capacity_must_be_information() -> None:
         (GOOD + 'link_bandwidth = "300 GB/s"\n', "link_bandwidth", "needs link_source"),
         (GOOD + 'link_bandwidth = "300 GB"\nlink_source = "https://x.example"\n', "link_bandwidth", "units of"),
         (GOOD + 'node_devices = 8\nlink_source = "dgx"\n', "link_source", "URL"),
+        (GOOD + 'node_devices = [8, 4]\nlink_source = "https://x.example"\n', "node_devices", "one value"),
     ],
 )
 def test_new_keys_checked_in_files(tmp_path: Path, text: str, key: str, reason: str) -> None:
