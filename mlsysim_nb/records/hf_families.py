@@ -62,11 +62,20 @@ def _layer_types(model_type: str, r: Any, layers: int, window: int | None) -> li
 
 
 def _period(layers: list[Layer]) -> tuple[Layer, ...]:
-    """The shortest prefix whose repetition over the model gives every layer (the pattern as a workload holds it)."""
-    for size in range(1, len(layers) + 1):
-        if all(layer == layers[i % size] for i, layer in enumerate(layers)):
-            return tuple(layers[:size])
-    return tuple(layers)  # pragma: no cover - size = len(layers) always matches
+    """The shortest prefix whose repetition over the model gives every layer (the pattern as a workload holds it).
+
+    Linear in the layers (the prefix function: the longest prefix that is also a suffix leaves the period), so
+    100,000 layers of three dense and the rest mixtures take milliseconds, not the hours of trying each length.
+    """
+    border = [0] * len(layers)  # border[i]: the longest proper prefix of layers[: i + 1] that also ends it
+    k = 0
+    for i in range(1, len(layers)):
+        while k and layers[i] != layers[k]:
+            k = border[k - 1]
+        if layers[i] == layers[k]:
+            k += 1
+        border[i] = k
+    return tuple(layers[: len(layers) - (border[-1] if layers else 0)])
 
 
 def windows(model_type: str, r: Any, fields: dict[str, Any]) -> None:
