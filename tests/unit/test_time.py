@@ -195,6 +195,10 @@ def test_bad_batches_and_layouts_are_refused_by_name() -> None:
         s.variant(gather_scatter_cost=1e-9)
     with pytest.raises(FieldError, match="tokens"):
         s.time_to_train(-1.0)
+    with pytest.raises(FieldError, match=r"time_to_train\.tokens: must be at least 1 token, got 0\.5"):
+        s.time_to_train(0.5)  # as time_to_train(0) is refused: half a token was 5.7·10⁻¹⁰ days before
+    with pytest.raises(FieldError, match=r"time_to_train\.tokens: must be at least 1 token"):
+        s.time_to_train(1e-300)
 
 
 # -- every kind's doors -------------------------------------------------------------------------------------------

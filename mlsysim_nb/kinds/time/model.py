@@ -300,10 +300,12 @@ class TrainingTimeScenario(TimeView, Scenario):
 
 
 def _positive(owner: str, value: Any) -> float:
-    """A positive, finite number of tokens (``300e9`` reads as a float)."""
+    """A finite number of tokens, at least one as a whole count is (``300e9`` reads as a float)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise FieldError(owner, "tokens", f"must be a positive number of tokens, got {value!r}")
     number = float(value)
     if not np.isfinite(number) or number <= 0:
         raise FieldError(owner, "tokens", f"must be a positive number of tokens, got {value!r}")
+    if number < 1:
+        raise FieldError(owner, "tokens", f"must be at least 1 token, got {value!r}")
     return number
