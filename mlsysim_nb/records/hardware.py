@@ -172,6 +172,8 @@ class HardwareNode(RichRepr):
 
 
 _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+#: An http(s) URL: no spaces and no control characters (a terminal escape in a file's source is no address).
+_URL = re.compile(r"^https?://[^\s\x00-\x1f\x7f]+$")
 #: A file's key for each figure of the record (``memory_capacity`` is ``Memory.capacity``).
 _FIGURES = {"memory_capacity": "capacity", "memory_bandwidth": "bandwidth"}
 #: The keys a file may give: the memory's figures and every field of the node (its key is the table's name), so
@@ -197,7 +199,7 @@ def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:
         reason = "needs driver_capacity_source, the http(s) URL where that driver total is printed"
         raise HardwareFileError(path, reason, entry=key, key="driver_capacity")
     for name in ("source", "driver_capacity_source", "link_source"):
-        if name in table and not re.match(r"^https?://\S+$", table[name]):
+        if name in table and not _URL.match(table[name]):
             raise HardwareFileError(path, "must be an http(s) URL of where the number is printed", entry=key, key=name)
     return node
 

@@ -347,6 +347,7 @@ def test_driver_capacity_must_be_information() -> None:
         (GOOD + 'link_bandwidth = "300 GB"\nlink_source = "https://x.example"\n', "link_bandwidth", "units of"),
         (GOOD + 'node_devices = 8\nlink_source = "dgx"\n', "link_source", "URL"),
         (GOOD + 'node_devices = [8, 4]\nlink_source = "https://x.example"\n', "node_devices", "one value"),
+        (GOOD + 'node_devices = 8\nlink_source = "https://x.example/\\u001b[31m"\n', "link_source", "URL"),
     ],
 )
 def test_new_keys_checked_in_files(tmp_path: Path, text: str, key: str, reason: str) -> None:
