@@ -131,7 +131,8 @@ def _bamba(r: Any, fields: dict[str, Any]) -> None:
     layers = fields["layers"]
     if type(given) is not list or any(type(i) is not int or not 0 <= i < layers for i in given):
         raise FieldError(_OWNER, "attn_layer_indices", f"must list layer indices from 0 to {layers - 1}")
-    mixers = [Layer("attention" if i in given else "mamba2") for i in range(layers)]
+    attention = set(given)  # looked up once per layer: a list would make 100,000 layers take minutes
+    mixers = [Layer("attention" if i in attention else "mamba2") for i in range(layers)]
     fields |= {"mixer_shapes": tuple(shapes.items()), "pattern": _period(mixers)}
 
 

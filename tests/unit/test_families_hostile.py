@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -155,3 +156,15 @@ def test_a_hostile_key_is_refused_by_its_name(config: dict[str, Any], key: str, 
     Workload.from_hf_config(config)  # the unchanged config reads
     with pytest.raises(FieldError, match=rf"Workload\.from_hf_config\.{field}\b.*{rule}"):
         Workload.from_hf_config({**config, key: value})
+
+
+def test_attention_indices_are_looked_up_once_per_layer() -> None:
+    """Every layer attention, listed backwards (100,000 indices): a pattern of one, read at once (a list took minutes).
+
+    The indices' membership was a list scan per layer: n² = 10^10 comparisons at n = 100,000.
+    """
+    every = list(range(99_999, -1, -1))
+    start = time.perf_counter()
+    bamba = Workload.from_hf_config({**_BAMBA, "num_hidden_layers": 100_000, "attn_layer_indices": every})
+    assert time.perf_counter() - start < 20  # about 0.5 s; the list scan took over a minute
+    assert bamba.pattern == (Layer("attention"),)
