@@ -124,3 +124,26 @@ def test_a_long_accumulation_is_refused_before_it_is_built() -> None:
     assert len(longest.points) == 2 + 6 * 43_690
     assert longest.peak == s.step_timeline(2).peak  # from the second micro-batch on the phases repeat
     assert longest.points[-2].phase == "backward, layer 1 (micro-batch 43690)"
+
+
+def test_each_rows_sums_are_made_once_per_step_not_once_per_layer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What every layer's backward shares is summed once: as many rebuilt-row sums for 2 layers as for 8.
+
+    Per layer these sums made a 100,000-layer step take 24 s (now about 6 s); the timeline is unchanged.
+    """
+    from mlsysim_nb.kinds.parallel import step
+
+    calls: list[int] = []
+    real = step._rebuilt
+
+    def counted(alive: Any, strategy: str) -> float:
+        calls.append(1)
+        return real(alive, strategy)
+
+    monkeypatch.setattr(step, "_rebuilt", counted)
+    counts = []
+    for layer_count in (2, 8):
+        calls.clear()
+        _scenario(layers=layer_count).step_timeline(3)
+        counts.append(len(calls))
+    assert counts[0] == counts[1] == len(step._sizes(_scenario()).full)
