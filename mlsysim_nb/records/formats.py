@@ -24,6 +24,7 @@ from typing import Any
 
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.layers.rows import Weight
+from mlsysim_nb.model.counts import check_count
 
 __all__ = [
     "KEPT_BYTES",
@@ -93,8 +94,12 @@ class KVFormat:
         return self.element_bits / 8
 
     def scale_bytes(self, attention_layers: int) -> float:
-        """The scales' bytes over ``attention_layers`` layers (vLLM's k_scale and v_scale: 8 B per layer)."""
-        return attention_layers * self.scales_per_layer * self.scale_bits / 8
+        """The scales' bytes over ``attention_layers`` layers (vLLM's k_scale and v_scale: 8 B per layer).
+
+        ``attention_layers`` is a whole number from 0 to 100,000 (a workload's bound on its layers).
+        """
+        layers = check_count("KVFormat.scale_bytes", "attention_layers", attention_layers, minimum=0, maximum=10**5)
+        return float(layers * self.scales_per_layer * self.scale_bits / 8)
 
 
 @dataclass(frozen=True)

@@ -161,3 +161,12 @@ def test_a_format_in_capitals_is_refused_with_its_name() -> None:
         weight_format("NVFP4")
     with pytest.raises(FieldError, match=r"formats\.weight_bytes\.workload: must be a Workload, got NoneType"):
         weight_bytes(None, "nvfp4")
+
+
+@pytest.mark.parametrize(("layers", "rule"), [(-5, "at least 0"), (2.5, "whole number"), (float("nan"), "finite"),
+                                              (None, "is required"), (10**400, "from 0 to 100,000")])  # fmt: skip
+def test_fp8_scales_need_a_whole_number_of_layers(layers: Any, rule: str) -> None:
+    """-5 layers gave -40 B of scales, 2.5 gave 20 B, NaN gave NaN, 10**400 an OverflowError: refused by name now."""
+    with pytest.raises(FieldError, match=rf"KVFormat\.scale_bytes\.attention_layers: .*{rule}"):
+        kv_format("fp8_e4m3").scale_bytes(layers)
+    assert kv_format("fp8_e4m3").scale_bytes(0) == 0
