@@ -449,3 +449,14 @@ def test_a_workload_without_its_own_layer_is_timed_at_the_activations_mlp_width(
     assert TrainingTimeScenario(layout=layout, global_batch_size=64).layer_forward_flops_per_token == 3_724_541_952
     narrow = layout.variant(activations=layout.activations.variant(ffn_multiple=2))
     assert TrainingTimeScenario(layout=narrow, global_batch_size=64).layer_forward_flops_per_token == 2_516_582_400
+
+
+def test_the_time_of_a_run_that_does_not_fit_says_so() -> None:
+    """GPT-3 175B on one A100 (t = p = 1, b = 1): its 12.39 s carries the run's 3360 % of the device, refused as ok."""
+    s = Scenarios["Gpt3_175BKorthikantiTable5OnA100"]
+    one = s.variant(layout=s.layout.variant(pipeline_parallel=1, interleave=1, tensor_parallel=1,
+                                            sequence_parallel=False), global_batch_size=1)  # fmt: skip
+    assert not one.layout.training_fits
+    assert repr(one).endswith("most of it compute; a run that does not fit: a device needs 3360 % of its memory>")
+    assert one.headline().verdict.ok is False
+    assert repr(s).endswith("MFU 55.2 %; most of it compute>")  # Table 3's layout fits
