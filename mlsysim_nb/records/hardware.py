@@ -140,6 +140,9 @@ class HardwareNode(RichRepr):
         if not isinstance(self.memory, Memory):
             raise FieldError("HardwareNode", "memory", f"must be a Memory(capacity, bandwidth), got {self.memory!r}")
         magnitudes = _checked(self)
+        if self.link_bandwidth is not None and self.node_devices is None:  # else the link would go unused, unsaid
+            reason = "needs node_devices, the devices one node joins with that link (no group could use it otherwise)"
+            raise FieldError("HardwareNode", "link_bandwidth", reason)
         driver, capacity = self.driver_capacity, self.memory.capacity
         if driver is not None and magnitudes["driver_capacity"] > self.memory._capacity_bytes:  # noqa: SLF001
             labelled = f"{capacity:~P}"

@@ -314,6 +314,9 @@ def test_links_are_checked_on_the_record() -> None:
         HardwareNode(name="n", memory=Memory(Q_(1, "GB"), 1e9), node_devices=0)
     node = HardwareNode(name="n", memory=Memory(Q_(1, "GB"), 1e9), link_bandwidth="300 GB/s", node_devices=8)
     assert node.link_bandwidth == Q_(300, "GB/s")
+    # a link without the node's size went unused: t = 8 on it was timed over the network (or not at all)
+    with pytest.raises(FieldError, match=r"HardwareNode\.link_bandwidth: needs node_devices"):
+        HardwareNode(name="n", memory=Memory(Q_(1, "GB"), 1e9), link_bandwidth="300 GB/s")
 
 
 @pytest.mark.parametrize(
@@ -348,6 +351,7 @@ def test_driver_capacity_must_be_information() -> None:
         (GOOD + 'node_devices = 8\nlink_source = "dgx"\n', "link_source", "URL"),
         (GOOD + 'node_devices = [8, 4]\nlink_source = "https://x.example"\n', "node_devices", "one value"),
         (GOOD + 'node_devices = 8\nlink_source = "https://x.example/\\u001b[31m"\n', "link_source", "URL"),
+        (GOOD + 'link_bandwidth = "300 GB/s"\nlink_source = "https://x.example"\n', "link_bandwidth", "node_devices"),
     ],
 )
 def test_new_keys_checked_in_files(tmp_path: Path, text: str, key: str, reason: str) -> None:
