@@ -6,6 +6,8 @@ import time
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.layers.architecture import Layer
@@ -168,3 +170,31 @@ def test_attention_indices_are_looked_up_once_per_layer() -> None:
     bamba = Workload.from_hf_config({**_BAMBA, "num_hidden_layers": 100_000, "attn_layer_indices": every})
     assert time.perf_counter() - start < 20  # about 0.5 s; the list scan took over a minute
     assert bamba.pattern == (Layer("attention"),)
+
+
+_BASES = (_DEEPSEEK, {**_DEEPSEEK, "model_type": "deepseek_v2"}, _BAMBA, _GEMMA3, {**_GEMMA3, "model_type": "gemma2"},
+          _QWEN3_MOE, {**_QWEN3_MOE, "model_type": "qwen3"}, _GPT_OSS)  # fmt: skip
+_KEYS = sorted({key for base in _BASES for key in base} - {"model_type"} | {
+    "layer_types", "use_sliding_window", "max_window_layers", "mamba_d_head", "mamba_expand", "mamba_d_conv",
+    "mamba_n_groups", "moe_layer_freq", "mlp_only_layers", "decoder_sparse_step", "tie_word_embeddings",
+    "attention_bias", "hidden_act", "hidden_activation", "mamba_conv_bias", "mamba_proj_bias", "rope_scaling"})  # fmt: skip
+_JSON_SCALAR = st.one_of(
+    st.none(), st.booleans(), st.integers(-10, 300), st.integers(-(2**70), 2**70), st.floats(), st.text(max_size=4),
+    st.sampled_from(["sliding_attention", "full_attention", "auto", "silu", "gelu_pytorch_tanh"]),
+)  # fmt: skip
+_JSON = st.recursive(_JSON_SCALAR, lambda inner: st.lists(inner, max_size=6) | st.dictionaries(
+    st.text(max_size=4), inner, max_size=3), max_leaves=8)  # fmt: skip
+
+
+@given(st.sampled_from(_BASES), st.dictionaries(st.sampled_from(_KEYS), _JSON, max_size=3))
+def test_any_json_in_a_families_keys_reads_or_is_refused_by_name(base: dict[str, Any], changes: dict[str, Any]) -> None:
+    """Up to three keys set to any JSON (NaN, 2**70, text, lists, objects): a workload, or a FieldError, never else."""
+    try:
+        workload = Workload.from_hf_config({**base, **changes})
+    except FieldError as err:
+        refusal = str(err)
+    else:
+        assert workload.parameters.magnitude > 0
+        assert workload.architecture().layers == workload.layers
+        return
+    assert refusal.startswith("Workload.from_hf_config.")
