@@ -460,3 +460,14 @@ def test_the_time_of_a_run_that_does_not_fit_says_so() -> None:
     assert repr(one).endswith("most of it compute; a run that does not fit: a device needs 3360 % of its memory>")
     assert one.headline().verdict.ok is False
     assert repr(s).endswith("MFU 55.2 %; most of it compute>")  # Table 3's layout fits
+
+
+def test_a_global_batch_sweep_beside_a_layout_sweep_must_form_one_grid() -> None:
+    """B of 3 values with N_d of 2: a raw NumPy ValueError before; refused naming global_batch_size now."""
+    layout = Scenarios["Gpt3_175BKorthikantiTable5OnA100"].layout.variant(data_parallel=[1, 2])
+    with pytest.raises(
+        FieldError, match=r"global_batch_size: .* global_batch_size \(3,\), layout\.data_parallel \(2,\)"
+    ):
+        TrainingTimeScenario(layout=layout, global_batch_size=[64, 128, 192])
+    paired = TrainingTimeScenario(layout=layout, global_batch_size=[64, 128])  # 64 micro-batches each
+    assert paired.micro_batches.tolist() == [64.0, 64.0]

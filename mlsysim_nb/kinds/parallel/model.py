@@ -172,6 +172,7 @@ class ParallelTrainingScenario(ParallelView, Scenario):
             raise FieldError(o, "state", f"must be a TrainingStateFitScenario, got {type(self.state).__name__}")
         self._check_activations(o)
         self._check_fields()
+        self._check_grid({"state.": self.state, "activations.": self.activations})
         self._check_layout(o)
         self._set_env(*self._environment())
 

@@ -141,6 +141,7 @@ class TrainingTimeScenario(TimeView, Scenario):
         if layout.hardware is None:
             raise FieldError(o, "layout", "needs a device (its state's hardware) to time the iteration on")
         env = self._check_fields()
+        self._check_grid({"layout.": layout, "layout.state.": layout.state, "layout.activations.": layout.activations})
         for share in ("matmul_share", "memory_share", "link_share", "network_share", "gather_scatter_cost"):
             small = np.asarray(env[share]) < _LEAST_SHARE
             if np.any(small):
