@@ -16,6 +16,7 @@ from mlsysim_nb import (
     HardwareCatalog,
     HardwareFileError,
     HardwareNode,
+    NotApplicableError,
     Scenarios,
     load_hardware,
 )
@@ -808,3 +809,20 @@ def test_driver_capacity_needs_its_source(tmp_path: Any) -> None:
         load_hardware(path)
     path.write_text(_LAB + 'driver_capacity = "47000 MiB"\ndriver_capacity_source = "https://lab.example/smi"\n')
     assert load_hardware(path)["LAB"].driver_capacity == Q_(47000, "MiB")
+
+
+def test_a_name_cannot_drive_the_terminal_through_a_message() -> None:
+    """An accelerator or model named with ESC and BEL: the refusal's text escapes them as Python writes them (\\x1b)."""
+    hostile = "Evil\x1b[2J\x1b]0;pwned\x07"
+    s = Scenarios["Gpt3_175BKorthikantiTable5OnA100"]
+    tpu = HardwareNode(name=hostile + "TPU", memory=Memory(Q_(95, "GiB"), "2765 GB/s"), peak_flops="459 TFLOP/s")
+    timed = s.variant(layout=s.layout.variant(state=s.layout.state.variant(hardware=tpu)))
+    with pytest.raises(NotApplicableError) as info:
+        _ = timed.iteration_time
+    assert r"(Evil\x1b[2J\x1b]0;pwned\x07TPU gives none)" in str(info.value)
+    model = s.workload.variant(name=hostile + "GPT")
+    with pytest.raises(FieldError) as refused:  # the layers of a model named in the rule
+        s.layout.variant(workload=model, pipeline_parallel=5, interleave=1)
+    assert r"Evil\x1b[2J" in str(refused.value)
+    assert "\x1b" not in str(info.value) + str(refused.value)
+    assert "\x07" not in str(info.value) + str(refused.value)
