@@ -812,7 +812,7 @@ def test_driver_capacity_needs_its_source(tmp_path: Any) -> None:
 
 
 def test_a_name_cannot_drive_the_terminal_through_a_message() -> None:
-    """An accelerator or model named with ESC and BEL: the refusal's text escapes them as Python writes them (\\x1b)."""
+    """An accelerator or model named with ESC and BEL: the text of a refusal escapes them as Python writes them."""
     hostile = "Evil\x1b[2J\x1b]0;pwned\x07"
     s = Scenarios["Gpt3_175BKorthikantiTable5OnA100"]
     tpu = HardwareNode(name=hostile + "TPU", memory=Memory(Q_(95, "GiB"), "2765 GB/s"), peak_flops="459 TFLOP/s")
