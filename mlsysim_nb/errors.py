@@ -78,6 +78,16 @@ def _other_number(value: Any) -> str:
     return repr(number) if math.isnan(number) else "a number too large to show"
 
 
+#: Control characters a message may not carry as they are (a terminal would act on ESC, BEL, ...): all of C0 and C1
+#: but the newline and the tab, written as Python writes them (``\\x1b``).
+_CONTROL = {c: repr(chr(c))[1:-1] for c in (*range(0x20), *range(0x7F, 0xA0)) if chr(c) not in "\n\t"}
+
+
+def _safe(message: str) -> str:
+    """``message`` with its control characters escaped: a name read from a file cannot drive the terminal."""
+    return message.translate(_CONTROL)
+
+
 class FieldError(ValueError):
     """A field was given a value the model cannot use.
 
@@ -89,7 +99,7 @@ class FieldError(ValueError):
         self.owner = owner
         self.field = field
         self.reason = reason
-        super().__init__(f"{owner}.{field}: {reason}")
+        super().__init__(_safe(f"{owner}.{field}: {reason}"))
 
 
 class FieldUnitError(FieldError, TypeError):
@@ -114,7 +124,7 @@ class NotApplicableError(ValueError):
         message = f"{quantity} is not applicable: it needs {needs}"
         if detail:
             message += f" ({detail})"
-        super().__init__(message)
+        super().__init__(_safe(message))
 
 
 class HardwareFileError(ValueError):
@@ -130,4 +140,4 @@ class HardwareFileError(ValueError):
             where += f", entry [{entry}]"
         if key is not None:
             where += f", key {key!r}"
-        super().__init__(f"{where}: {reason}")
+        super().__init__(_safe(f"{where}: {reason}"))

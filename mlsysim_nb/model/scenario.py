@@ -233,6 +233,29 @@ class Scenario(Presentation):
                 raise FieldError(owner, next(reversed(arrays)), msg) from None
         return magnitudes
 
+    def _check_grid(self, parts: Mapping[str, Any]) -> None:
+        """Refuse array fields, here and in the scenarios composed, that do not form one sweep grid.
+
+        ``parts`` maps a dotted prefix (``"state."``, ``"layout.activations."``) to a composed scenario or ``None``.
+        Two arrays that cannot broadcast (a layout's ``data_parallel`` of 3 values beside its state's
+        ``bytes_per_value`` of 2) are refused naming this scenario's own swept field (else the first part's), with
+        every shape, before an equation mixes them.
+        """
+        own = {k: np.shape(v) for k, v in self._checked.items() if isinstance(v, np.ndarray) and v.ndim}
+        arrays = dict(own)
+        for prefix, part in parts.items():
+            checked = getattr(part, "_checked", {})
+            arrays |= {prefix + k: np.shape(v) for k, v in checked.items() if isinstance(v, np.ndarray) and v.ndim}
+        if len(arrays) < 2:
+            return
+        try:
+            np.broadcast_shapes(*arrays.values())
+        except ValueError:
+            shapes = ", ".join(f"{k} {v}" for k, v in arrays.items())
+            msg = f"array fields must broadcast against each other (a sweep grid), got shapes {shapes}"
+            field = next(reversed(own)) if own else next(iter(parts)).split(".")[0]
+            raise FieldError(type(self).__name__, field, msg) from None
+
     def _set_env(self, values: dict[str, Any], needs: Mapping[str, str]) -> None:
         equations = type(self).EQUATIONS
         object.__setattr__(self, "_env", Env(values, needs, equations.formulas, equations.constants))

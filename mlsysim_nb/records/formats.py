@@ -24,6 +24,7 @@ from typing import Any
 
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.layers.rows import Weight
+from mlsysim_nb.model.counts import check_count
 
 __all__ = [
     "KEPT_BYTES",
@@ -97,8 +98,12 @@ class KVFormat:
         return self.element_bits / 8
 
     def scale_bytes(self, attention_layers: int) -> float:
-        """The scales' bytes over ``attention_layers`` layers (vLLM's k_scale and v_scale: 8 B per layer)."""
-        return attention_layers * self.scales_per_layer * self.scale_bits / 8
+        """The scales' bytes over ``attention_layers`` layers (vLLM's k_scale and v_scale: 8 B per layer).
+
+        ``attention_layers`` is a whole number from 0 to 100,000 (a workload's bound on its layers).
+        """
+        layers = check_count("KVFormat.scale_bytes", "attention_layers", attention_layers, minimum=0, maximum=10**5)
+        return float(layers * self.scales_per_layer * self.scale_bits / 8)
 
 
 @dataclass(frozen=True)
@@ -155,11 +160,20 @@ def _data() -> dict[str, Any]:
     return tomllib.loads(text)
 
 
-def _pick(table: str, key: str) -> dict[str, Any]:
+def _known(table: str, function: str, key: Any) -> str:
+    """``key`` if it names an entry of ``table``, else a refusal naming ``formats.<function>.key`` (before a cache)."""
     entries: dict[str, Any] = _data()[table]
-    if key not in entries:
-        raise FieldError(_OWNER, key, f"is not a {table} format: one of {', '.join(map(repr, entries))}")
-    entry: dict[str, Any] = entries[key]
+    if isinstance(key, str) and key in entries:
+        return key
+    hint = ""
+    if isinstance(key, str) and key.strip().lower() in entries:
+        hint = f" (names are lower case, without spaces: {key.strip().lower()!r})"
+    msg = f"must name a {table} format, one of {', '.join(map(repr, entries))}; got {key!r}{hint}"
+    raise FieldError(f"{_OWNER}.{function}", "key", msg)
+
+
+def _pick(table: str, key: str) -> dict[str, Any]:
+    entry: dict[str, Any] = _data()[table][key]
     return entry
 
 
@@ -173,9 +187,13 @@ def kv_format_keys() -> tuple[str, ...]:
     return tuple(_data()["kv"])
 
 
-@cache
 def weight_format(key: str) -> WeightFormat:
     """The weight format ``key`` (``"nvfp4"``, ``"int4_awq_g128"``, ...)."""
+    return _weight_format(_known("weights", "weight_format", key))
+
+
+@cache
+def _weight_format(key: str) -> WeightFormat:
     e = _pick("weights", key)
     unknown = set(e["keep"]) - set(ROLES)
     if unknown:  # a data file's slip, named
@@ -186,16 +204,24 @@ def weight_format(key: str) -> WeightFormat:
                         **fields)  # fmt: skip
 
 
-@cache
 def kv_format(key: str) -> KVFormat:
     """The key/value cache format ``key`` (``"bf16"``, ``"fp8_e4m3"``, ``"fp8_e5m2"``)."""
+    return _kv_format(_known("kv", "kv_format", key))
+
+
+@cache
+def _kv_format(key: str) -> KVFormat:
     e = _pick("kv", key)
     return KVFormat(key=key, **{k: e[k] for k in ("name", "element_bits", "scales_per_layer", "scale_bits", "source")})
 
 
-@cache
 def training_recipe(key: str) -> TrainingRecipe:
     """The training recipe ``key`` (``"deepseek_v3_fp8"``, ``"te_mxfp8"``)."""
+    return _training_recipe(_known("training", "training_recipe", key))
+
+
+@cache
+def _training_recipe(key: str) -> TrainingRecipe:
     e = _pick("training", key)
     return TrainingRecipe(
         key=key, name=e["name"], master_weights=e["master_weights"], gradients=e["gradients"],
@@ -243,7 +269,11 @@ def weight_bytes(workload: Any, key: str) -> float:
     >>> round(weight_bytes(Workloads.configuration("llama-3.1-70b"), "int4_g128_sym") / 1e9, 2)
     39.5
     """
+    from mlsysim_nb.records.workloads import Workload
+
     fmt = weight_format(key)
+    if not isinstance(workload, Workload):
+        raise FieldError(f"{_OWNER}.weight_bytes", "workload", f"must be a Workload, got {type(workload).__name__}")
     total = int(workload.parameters.magnitude)
     kept = kept_parameters(workload, fmt.keep)
     return (total - kept) * fmt.bytes_per_value + kept * KEPT_BYTES

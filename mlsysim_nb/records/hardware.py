@@ -13,6 +13,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from mlsysim_nb.errors import FieldError, HardwareFileError, show_number
 from mlsysim_nb.files import UnreadableFileError, as_path, read_text, require_directory
 from mlsysim_nb.model.knob import knob, knobs, record
@@ -49,6 +51,9 @@ def _checked(record: Any) -> dict[str, Any]:
     magnitudes = {}
     for name, declared in knobs(record).items():
         stored, magnitudes[name] = declared.check(owner, name, getattr(record, name))
+        if np.ndim(magnitudes[name]) > 0:  # a list or array the field's check read as a sweep's values
+            msg = "must be one value, not a list or array: a record is one device (to compare several, build each)"
+            raise FieldError(owner, name, msg)
         object.__setattr__(record, name, stored)
     return magnitudes
 
@@ -135,6 +140,9 @@ class HardwareNode(RichRepr):
         if not isinstance(self.memory, Memory):
             raise FieldError("HardwareNode", "memory", f"must be a Memory(capacity, bandwidth), got {self.memory!r}")
         magnitudes = _checked(self)
+        if self.link_bandwidth is not None and self.node_devices is None:  # else the link would go unused, unsaid
+            reason = "needs node_devices, the devices one node joins with that link (no group could use it otherwise)"
+            raise FieldError("HardwareNode", "link_bandwidth", reason)
         driver, capacity = self.driver_capacity, self.memory.capacity
         if driver is not None and magnitudes["driver_capacity"] > self.memory._capacity_bytes:  # noqa: SLF001
             labelled = f"{capacity:~P}"
@@ -167,6 +175,8 @@ class HardwareNode(RichRepr):
 
 
 _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+#: An http(s) URL: no spaces and no control characters (a terminal escape in a file's source is no address).
+_URL = re.compile(r"^https?://[^\s\x00-\x1f\x7f]+$")
 #: A file's key for each figure of the record (``memory_capacity`` is ``Memory.capacity``).
 _FIGURES = {"memory_capacity": "capacity", "memory_bandwidth": "bandwidth"}
 #: The keys a file may give: the memory's figures and every field of the node (its key is the table's name), so
@@ -192,7 +202,7 @@ def _entry(path: str, key: str, table: Any, vendor: str) -> HardwareNode:
         reason = "needs driver_capacity_source, the http(s) URL where that driver total is printed"
         raise HardwareFileError(path, reason, entry=key, key="driver_capacity")
     for name in ("source", "driver_capacity_source", "link_source"):
-        if name in table and not re.match(r"^https?://\S+$", table[name]):
+        if name in table and not _URL.match(table[name]):
             raise HardwareFileError(path, "must be an http(s) URL of where the number is printed", entry=key, key=name)
     return node
 

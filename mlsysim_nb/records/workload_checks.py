@@ -80,10 +80,18 @@ def _probability(owner: str, name: str, value: Any, declaration: Knob) -> float:
     return float(share)
 
 
-def check_pattern(owner: str, value: Any) -> tuple[Layer, ...]:
-    """The layers' pattern as a tuple of :class:`Layer` (a mixer's name stands for its layer under no window)."""
+def check_pattern(owner: str, value: Any, layers: int | None, most: int) -> tuple[Layer, ...]:
+    """The layers' pattern as a tuple of :class:`Layer` (a mixer's name stands for its layer under no window).
+
+    It repeats over ``layers``, so it lists at most that many (an entry past them would be dropped unsaid), and
+    at most ``most`` (the layers' bound) when ``layers`` is not given; the length is checked before any entry.
+    """
     if isinstance(value, (str, Layer)) or not isinstance(value, (tuple, list)):
         msg = f"must be a tuple of layers (Layer, or a mixer's name such as 'attention'), got {value!r}"
+        raise FieldError(owner, "pattern", msg)
+    if len(value) > (most if layers is None else layers):
+        bound = f"{layers:,} layers, the model's" if layers is not None else f"{most:,} layers, the layers' bound"
+        msg = f"must list at most {bound} (it repeats over the layers, never past them), got {len(value):,}"
         raise FieldError(owner, "pattern", msg)
     try:
         return tuple(layer if isinstance(layer, Layer) else Layer(layer) for layer in value)

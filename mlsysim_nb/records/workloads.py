@@ -216,7 +216,8 @@ class Workload(RichRepr):
             if name not in _COUPLED:  # each field by its own knob; the coupled ones below, with what they need
                 object.__setattr__(self, name, check_field(owner, name, declaration, getattr(self, name)))
         object.__setattr__(self, "parameters", Q_(self.parameters, "count"))
-        object.__setattr__(self, "pattern", check_pattern(owner, self.pattern))
+        most = int(declared["layers"].high or 0)
+        object.__setattr__(self, "pattern", check_pattern(owner, self.pattern, self.layers, most))
         object.__setattr__(self, "mixer_shapes", check_mixer_shapes(owner, self.mixer_shapes))
         experts = check_experts(owner, declared, self.experts, self.experts_per_token, self.shared_experts)
         for name, value in experts.items():

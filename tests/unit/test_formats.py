@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from mlsysim_nb import Hardware, Scenarios
@@ -167,3 +169,29 @@ def test_transformer_engine_mxfp8_keeps_two_mxfp8_copies() -> None:
     assert recipe.bytes_per_parameter == 2 + 2.0625 + 4 + 4 + 4 + 4
     with pytest.raises(FieldError, match="bytes_per_value holds both at one width"):
         recipe.training_fields()
+
+
+@pytest.mark.parametrize("lookup", [weight_format, kv_format, training_recipe])
+@pytest.mark.parametrize("key", [["nvfp4"], {"a": 1}, None, 5, "\x1b[31mnvfp4"])
+def test_a_lookup_refuses_a_key_that_is_no_name_by_name(lookup: Any, key: Any) -> None:
+    """A list (unhashable: a raw TypeError from the cache before), None, a number or escapes: formats.<lookup>.key."""
+    with pytest.raises(FieldError, match=rf"formats\.{lookup.__name__}\.key: must name a") as info:
+        lookup(key)
+    assert "\x1b" not in str(info.value)  # the key is shown as Python writes it, escapes and all
+
+
+def test_a_format_in_capitals_is_refused_with_its_name() -> None:
+    """'NVFP4' is not a key; the refusal gives the key it stands for."""
+    with pytest.raises(FieldError, match=r"got 'NVFP4' \(names are lower case, without spaces: 'nvfp4'\)"):
+        weight_format("NVFP4")
+    with pytest.raises(FieldError, match=r"formats\.weight_bytes\.workload: must be a Workload, got NoneType"):
+        weight_bytes(None, "nvfp4")
+
+
+@pytest.mark.parametrize(("layers", "rule"), [(-5, "at least 0"), (2.5, "whole number"), (float("nan"), "finite"),
+                                              (None, "is required"), (10**400, "from 0 to 100,000")])  # fmt: skip
+def test_fp8_scales_need_a_whole_number_of_layers(layers: Any, rule: str) -> None:
+    """-5 layers gave -40 B of scales, 2.5 gave 20 B, NaN gave NaN, 10**400 an OverflowError: refused by name now."""
+    with pytest.raises(FieldError, match=rf"KVFormat\.scale_bytes\.attention_layers: .*{rule}"):
+        kv_format("fp8_e4m3").scale_bytes(layers)
+    assert kv_format("fp8_e4m3").scale_bytes(0) == 0

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from mlsysim_nb import (
@@ -15,6 +16,7 @@ from mlsysim_nb import (
     HardwareCatalog,
     HardwareFileError,
     HardwareNode,
+    NotApplicableError,
     Scenarios,
     load_hardware,
 )
@@ -313,6 +315,22 @@ def test_links_are_checked_on_the_record() -> None:
         HardwareNode(name="n", memory=Memory(Q_(1, "GB"), 1e9), node_devices=0)
     node = HardwareNode(name="n", memory=Memory(Q_(1, "GB"), 1e9), link_bandwidth="300 GB/s", node_devices=8)
     assert node.link_bandwidth == Q_(300, "GB/s")
+    # a link without the node's size went unused: t = 8 on it was timed over the network (or not at all)
+    with pytest.raises(FieldError, match=r"HardwareNode\.link_bandwidth: needs node_devices"):
+        HardwareNode(name="n", memory=Memory(Q_(1, "GB"), 1e9), link_bandwidth="300 GB/s")
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("link_bandwidth", [3e11, 1e11]), ("network_bandwidth", Q_(np.array([2.5e10]), "B/s")),
+     ("peak_flops", np.array([3e14, 2e14])), ("node_devices", [8, 4]), ("driver_capacity", [1e9, 2e9])],
+)  # fmt: skip
+def test_a_device_record_holds_one_value_per_field(field: str, value: object) -> None:
+    """A list or array in a device's field is refused by name (it reached the time kind as a raw TypeError)."""
+    with pytest.raises(FieldError, match=rf"HardwareNode\.{field}: must be one value, not a list or array"):
+        HardwareNode(name="n", memory=Memory(Q_(80, "GB"), 2e12), **{field: value})
+    with pytest.raises(FieldError, match=r"Memory\.bandwidth: must be one value"):
+        Memory(Q_(80, "GB"), [1e12, 2e12])
 
 
 def test_driver_capacity_must_be_information() -> None:
@@ -332,6 +350,9 @@ def test_driver_capacity_must_be_information() -> None:
         (GOOD + 'link_bandwidth = "300 GB/s"\n', "link_bandwidth", "needs link_source"),
         (GOOD + 'link_bandwidth = "300 GB"\nlink_source = "https://x.example"\n', "link_bandwidth", "units of"),
         (GOOD + 'node_devices = 8\nlink_source = "dgx"\n', "link_source", "URL"),
+        (GOOD + 'node_devices = [8, 4]\nlink_source = "https://x.example"\n', "node_devices", "one value"),
+        (GOOD + 'node_devices = 8\nlink_source = "https://x.example/\\u001b[31m"\n', "link_source", "URL"),
+        (GOOD + 'link_bandwidth = "300 GB/s"\nlink_source = "https://x.example"\n', "link_bandwidth", "node_devices"),
     ],
 )
 def test_new_keys_checked_in_files(tmp_path: Path, text: str, key: str, reason: str) -> None:
@@ -788,3 +809,20 @@ def test_driver_capacity_needs_its_source(tmp_path: Any) -> None:
         load_hardware(path)
     path.write_text(_LAB + 'driver_capacity = "47000 MiB"\ndriver_capacity_source = "https://lab.example/smi"\n')
     assert load_hardware(path)["LAB"].driver_capacity == Q_(47000, "MiB")
+
+
+def test_a_name_cannot_drive_the_terminal_through_a_message() -> None:
+    """An accelerator or model named with ESC and BEL: the text of a refusal escapes them as Python writes them."""
+    hostile = "Evil\x1b[2J\x1b]0;pwned\x07"
+    s = Scenarios["Gpt3_175BKorthikantiTable5OnA100"]
+    tpu = HardwareNode(name=hostile + "TPU", memory=Memory(Q_(95, "GiB"), "2765 GB/s"), peak_flops="459 TFLOP/s")
+    timed = s.variant(layout=s.layout.variant(state=s.layout.state.variant(hardware=tpu)))
+    with pytest.raises(NotApplicableError) as info:
+        _ = timed.iteration_time
+    assert r"(Evil\x1b[2J\x1b]0;pwned\x07TPU gives none)" in str(info.value)
+    model = s.workload.variant(name=hostile + "GPT")
+    with pytest.raises(FieldError) as refused:  # the layers of a model named in the rule
+        s.layout.variant(workload=model, pipeline_parallel=5, interleave=1)
+    assert r"Evil\x1b[2J" in str(refused.value)
+    assert "\x1b" not in str(info.value) + str(refused.value)
+    assert "\x07" not in str(info.value) + str(refused.value)

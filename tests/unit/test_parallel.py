@@ -871,3 +871,17 @@ def test_a_new_model_under_the_same_layout_blames_state() -> None:
 def test_inputs_show_the_ffn_multiple() -> None:
     """The FFN multiple now sizes the activations per device, so the inputs table shows it."""
     assert "activations.ffn_multiple     8" in _ffn(G, 8).to_text()
+
+
+def test_sweeps_of_the_layout_and_its_parts_form_one_grid() -> None:
+    """3 data-parallel values beside a state of 2 widths: a silent 2-value answer (ZeRO 0) or a raw ValueError before."""
+    layout = Scenarios["Gpt3_175BKorthikantiTable5OnA100"].layout
+    wide = layout.state.variant(bytes_per_value=[2, 4])
+    for zero in (0, 1):
+        with pytest.raises(FieldError, match=r"ParallelTrainingScenario\.data_parallel: array fields must broadcast "
+                                             r"against each other .* data_parallel \(3,\), state\.bytes_per_value \(2,\)"):  # fmt: skip
+            layout.variant(state=wide, data_parallel=[1, 2, 4], zero_stage=zero)
+    with pytest.raises(FieldError, match=r"\.state: .* state\.bytes_per_value \(2,\), activations\.micro_batch \(3,\)"):
+        layout.variant(state=wide, activations=layout.activations.variant(micro_batch=[1, 2, 4]))
+    grid = layout.variant(state=wide, data_parallel=[[1], [2], [4]])  # a 3 × 2 grid broadcasts
+    assert grid.devices.tolist() == [[64], [128], [256]]

@@ -209,6 +209,10 @@ def test_bad_batches_and_layouts_are_refused_by_name() -> None:
         s.variant(gather_scatter_cost=1e-9)
     with pytest.raises(FieldError, match="tokens"):
         s.time_to_train(-1.0)
+    with pytest.raises(FieldError, match=r"time_to_train\.tokens: must be at least 1 token, got 0\.5"):
+        s.time_to_train(0.5)  # as time_to_train(0) is refused: half a token was 5.7·10⁻¹⁰ days before
+    with pytest.raises(FieldError, match=r"time_to_train\.tokens: must be at least 1 token"):
+        s.time_to_train(1e-300)
 
 
 # -- every kind's doors -------------------------------------------------------------------------------------------
@@ -446,3 +450,38 @@ def test_a_mamba_2_hybrid_is_refused_by_name() -> None:
     """Every layer is timed as attention and an MLP: Bamba 9B's Mamba-2 layers are refused naming the layout."""
     with pytest.raises(FieldError, match=r"TrainingTimeScenario\.layout: models Bamba 9B, whose layers are not all"):
         TrainingTimeScenario(layout=Scenarios.Bamba9BZero3On8H100, global_batch_size=64)
+
+
+def test_a_workload_without_its_own_layer_is_timed_at_the_activations_mlp_width() -> None:
+    """GPT-3 175B as the catalog gives it (no architecture fields): 2·12·h² + 4·s·h FLOPs per token and layer.
+
+    h = 12,288, s = 2,048: 24 · 150,994,944 + 4 · 2,048 · 12,288 = 3,724,541,952 with f = 4·h; with f = 2·h the
+    MLP holds 2·2·h² and the layer 8·h²: 16 · 150,994,944 + 100,663,296 = 2,516,582,400.
+    """
+    layout = Scenarios["Gpt3_175BKorthikantiTable3OnA100"]
+    assert layout.workload.reference_style
+    assert TrainingTimeScenario(layout=layout, global_batch_size=64).layer_forward_flops_per_token == 3_724_541_952
+    narrow = layout.variant(activations=layout.activations.variant(ffn_multiple=2))
+    assert TrainingTimeScenario(layout=narrow, global_batch_size=64).layer_forward_flops_per_token == 2_516_582_400
+
+
+def test_the_time_of_a_run_that_does_not_fit_says_so() -> None:
+    """GPT-3 175B on one A100 (t = p = 1, b = 1): its 12.39 s carries the run's 3360 % of the device, refused as ok."""
+    s = Scenarios["Gpt3_175BKorthikantiTable5OnA100"]
+    one = s.variant(layout=s.layout.variant(pipeline_parallel=1, interleave=1, tensor_parallel=1,
+                                            sequence_parallel=False), global_batch_size=1)  # fmt: skip
+    assert not one.layout.training_fits
+    assert repr(one).endswith("most of it compute; a run that does not fit: a device needs 3360 % of its memory>")
+    assert one.headline().verdict.ok is False
+    assert repr(s).endswith("MFU 55.2 %; most of it compute>")  # Table 3's layout fits
+
+
+def test_a_global_batch_sweep_beside_a_layout_sweep_must_form_one_grid() -> None:
+    """B of 3 values with N_d of 2: a raw NumPy ValueError before; refused naming global_batch_size now."""
+    layout = Scenarios["Gpt3_175BKorthikantiTable5OnA100"].layout.variant(data_parallel=[1, 2])
+    with pytest.raises(
+        FieldError, match=r"global_batch_size: .* global_batch_size \(3,\), layout\.data_parallel \(2,\)"
+    ):
+        TrainingTimeScenario(layout=layout, global_batch_size=[64, 128, 192])
+    paired = TrainingTimeScenario(layout=layout, global_batch_size=[64, 128])  # 64 micro-batches each
+    assert paired.micro_batches.tolist() == [64.0, 64.0]

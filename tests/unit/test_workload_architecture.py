@@ -526,3 +526,15 @@ def test_a_workload_holds_one_model() -> None:
     """Workload(parameters=[...]) is refused: sweep the scenario instead."""
     with pytest.raises(FieldError, match=r"Workload\.parameters: must be a single number"):
         Workload(name="two", parameters=[1e6, 2e6])
+
+
+def test_a_pattern_longer_than_the_layers_is_refused_before_it_is_read() -> None:
+    """A pattern repeats over the layers: 33 entries for 32 layers dropped one unsaid; 10**6 took seconds to read."""
+    llama = Workloads.configuration("llama-3.1-8b")
+    with pytest.raises(FieldError, match=r"Workload\.pattern: must list at most 32 layers, the model's.*got 33"):
+        llama.variant(pattern=("attention",) * 33)
+    with pytest.raises(FieldError, match=r"Workload\.pattern: must list at most 32 layers.*got 1,000,000"):
+        llama.variant(pattern=["attention"] * 10**6)
+    with pytest.raises(FieldError, match=r"must list at most 100,000 layers, the layers' bound.*got 100,001"):
+        Workload(name="x", parameters=10**6, pattern=("attention",) * 100_001)
+    assert len(llama.variant(pattern=("attention",) * 32).pattern) == 32  # one entry per layer is the longest

@@ -172,6 +172,7 @@ class ParallelTrainingScenario(ParallelView, Scenario):
             raise FieldError(o, "state", f"must be a TrainingStateFitScenario, got {type(self.state).__name__}")
         self._check_activations(o)
         self._check_fields()
+        self._check_grid({"state.": self.state, "activations.": self.activations})
         self._check_layout(o)
         self._set_env(*self._environment())
 
@@ -398,7 +399,8 @@ class ParallelTrainingScenario(ParallelView, Scenario):
     def step_timeline(self, micro_batches: int = 1) -> StepTimeline:
         """One step's memory on the most loaded device, phase by phase (:mod:`mlsysim_nb.kinds.parallel.step`).
 
-        ``micro_batches`` > 1: gradient accumulation, every gradient alive from the second micro-batch on.
+        ``micro_batches`` > 1: gradient accumulation, every gradient alive from the second micro-batch on; at
+        most :data:`~mlsysim_nb.kinds.parallel.step.MOST_POINTS` phases in all (beyond, refused by name).
         """
         return step_timeline(self, micro_batches)
 

@@ -49,11 +49,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mlsysim_nb.errors import FieldError
+from mlsysim_nb.errors import FieldError, show_number
 from mlsysim_nb.layers import LAYER_INPUT, layer_rows, layer_weights, lines, model_weights, output_rows
 from mlsysim_nb.layers.transients import optimizer_temporary_bytes, saved_gradient_bytes, transient_bytes
 
-__all__ = ["CATEGORIES", "StepPoint", "StepTimeline", "step_timeline"]
+__all__ = ["CATEGORIES", "MOST_POINTS", "StepPoint", "StepTimeline", "step_timeline"]
+
+#: The most points a timeline lists (each a phase's bytes by category): 262,144, a few tenths of a GB and a second or
+#: two to build; a longer accumulation is refused by name rather than filling the memory.
+MOST_POINTS = 2**18
 
 #: The timeline's categories, in the order a chart stacks them.
 CATEGORIES = (
@@ -147,6 +151,16 @@ def _check(scenario: Any, micro_batches: Any) -> None:
     if not isinstance(micro_batches, int) or isinstance(micro_batches, bool) or micro_batches < 1:
         raise FieldError(owner, "micro_batches", f"must be a whole number of at least 1, got {micro_batches!r}")
     w = scenario.workload
+    per_micro_batch = 2 * int(w.layers) + 2  # each layer forward and backward, the output layer's two
+    most = max(1, (MOST_POINTS - 2) // per_micro_batch)
+    if micro_batches > most:
+        msg = (
+            f"must be at most {most:,} for {int(w.layers):,} layers: the timeline lists 2·L + 2 = "
+            f"{per_micro_batch:,} phases per micro-batch, {MOST_POINTS:,} points in all (from the second "
+            "micro-batch on the phases repeat, so the peak of 2 is the peak of any more), got "
+            f"{show_number(micro_batches)}"
+        )
+        raise FieldError(owner, "micro_batches", msg)
     if w.architecture(reference=w.reference_style).vocab_size is None:
         raise FieldError(owner, "state", f"the step's timeline needs the vocabulary of {w.name} (vocab_size)")
 
@@ -204,23 +218,34 @@ def _sizes(scenario: Any) -> _Sizes:
     )  # fmt: skip
 
 
-def _layer_backward(z: _Sizes, i: int, held: float | None) -> dict[str, float]:
+def _row_moments(z: _Sizes) -> tuple[tuple[float, float, float, float], ...]:
+    """Per row ``j`` of a layer (its op being differentiated), what every layer's backward shares.
+
+    The layer's weight shares whose gradients exist, the bytes of rows 1..j alive, of those rebuilt, and the
+    row's two gradients: computed once per step, not once per layer (100,000 layers took tens of seconds).
+    """
+    return tuple(
+        (sum(share for share, anchor in z.anchors if anchor > j), sum(ln.bytes for ln in z.full[: j + 1]),
+         _rebuilt(z.full[: j + 1], z.strategy), _row_gradient(z.full[j]))
+        for j in range(len(z.full))
+    )  # fmt: skip
+
+
+def _layer_backward(z: _Sizes, rows: tuple[tuple[float, float, float, float], ...], i: int,
+                    held: float | None) -> dict[str, float]:  # fmt: skip
     """The largest moment of layer ``i``'s backward pass; ``held``: the gradients, when all exist already."""
     out_share, layer_share, tied_share = z.shares
     below = z.per_model + z.ids + (i - 1) * z.kept
     input_kept = z.kept if z.strategy == "full" else 0.0  # the layer's input, from which it is rebuilt
     tied = z.grads * tied_share if held is None else 0.0
     moments = []
-    for j in range(len(z.full)):  # row j's op being differentiated
-        in_layer = sum(share for share, anchor in z.anchors if anchor > j)
+    for in_layer, alive, rebuilt, row_gradient in rows:  # row j's op being differentiated
         made = z.grads * (out_share + (z.layers - i) * layer_share + in_layer)
-        alive = sum(ln.bytes for ln in z.full[: j + 1])
-        rebuilt = _rebuilt(z.full[: j + 1], z.strategy)
         moments.append({
             "gradients": made if held is None else held,
             "saved activations": below + input_kept + alive - rebuilt,
             "rebuilt activations": rebuilt,
-            "backward transients": _row_gradient(z.full[j]) + z.residual + tied,
+            "backward transients": row_gradient + z.residual + tied,
             "gathered weights": z.gathered,
         })  # fmt: skip
     return max(moments, key=lambda parts: sum(parts.values()))
@@ -236,6 +261,7 @@ def step_timeline(scenario: Any, micro_batches: int = 1) -> StepTimeline:
         points.append(StepPoint(phase, {**z.rest, **parts}))
 
     everything = z.per_model + z.layers * z.kept + z.outputs
+    rows = _row_moments(z)
     for m in range(micro_batches):
         tag = f" (micro-batch {m + 1})" if micro_batches > 1 else ""
         held = z.grads if m else 0.0
@@ -246,8 +272,10 @@ def step_timeline(scenario: Any, micro_batches: int = 1) -> StepTimeline:
                                               "forward transients": z.loss})  # fmt: skip
         point(f"backward, output layer{tag}", {"gradients": held, "saved activations": everything,
                                                "backward transients": z.output_backward})  # fmt: skip
+        if m < 2:  # from the second micro-batch on, each layer's backward is the second's again
+            backward = {i: _layer_backward(z, rows, i, held if m else None) for i in range(1, z.layers + 1)}
         for i in range(z.layers, 0, -1):
-            point(f"backward, layer {i}{tag}", _layer_backward(z, i, held if m else None))
+            point(f"backward, layer {i}{tag}", backward[i])
     point("optimizer step", {"gradients": z.grads, "optimizer temporaries": z.temporaries})
     return StepTimeline(tuple(points), sum(z.rest.values()) + z.grads + everything)
 

@@ -141,6 +141,7 @@ class TrainingTimeScenario(TimeView, Scenario):
         if layout.hardware is None:
             raise FieldError(o, "layout", "needs a device (its state's hardware) to time the iteration on")
         env = self._check_fields()
+        self._check_grid({"layout.": layout, "layout.state.": layout.state, "layout.activations.": layout.activations})
         for share in ("matmul_share", "memory_share", "link_share", "network_share", "gather_scatter_cost"):
             small = np.asarray(env[share]) < _LEAST_SHARE
             if np.any(small):
@@ -301,10 +302,12 @@ class TrainingTimeScenario(TimeView, Scenario):
 
 
 def _positive(owner: str, value: Any) -> float:
-    """A positive, finite number of tokens (``300e9`` reads as a float)."""
+    """A finite number of tokens, at least one as a whole count is (``300e9`` reads as a float)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise FieldError(owner, "tokens", f"must be a positive number of tokens, got {value!r}")
     number = float(value)
     if not np.isfinite(number) or number <= 0:
         raise FieldError(owner, "tokens", f"must be a positive number of tokens, got {value!r}")
+    if number < 1:
+        raise FieldError(owner, "tokens", f"must be at least 1 token, got {value!r}")
     return number

@@ -92,7 +92,7 @@ def layer_time_inputs(workload: Any, ffn_multiple: float, width: float, attentio
     arch = workload.architecture()
     _refuse_other_layers(workload, arch)
     if workload.reference_style:  # the MLP is f·h wide, as the activation scenario says
-        arch = dataclasses.replace(arch, ffn=round(float(ffn_multiple) * int(workload.hidden_dim)))
+        arch = dataclasses.replace(arch, ffn_dim=round(float(ffn_multiple) * int(workload.hidden_dim)))
     matrix, attention_width, sp_bytes, tp_bytes, score_bytes, unsplit, split, attention_io, score_values = _inputs(
         arch, float(width), attention == "eager"
     )
@@ -131,6 +131,6 @@ def projection_operations(workload: Any, ffn_multiple: float) -> tuple[tuple[tup
     """
     arch = workload.architecture()
     if workload.reference_style:
-        arch = dataclasses.replace(arch, ffn=round(float(ffn_multiple) * int(workload.hidden_dim)))
+        arch = dataclasses.replace(arch, ffn_dim=round(float(ffn_multiple) * int(workload.hidden_dim)))
     ins = 2 if arch.mlp == "gated" else 1
     return _projections(arch), float((ins + 1) * arch.dims(1, 1).f)

@@ -267,6 +267,10 @@ class TimeView:
         line = f"{head}: {time} per iteration"
         parts = self.time_parts()
         cause = max(parts, key=lambda k: parts[k])
+        if not self.layout.training_fits:  # a time for a run its devices cannot hold is said to be one
+            share = format_share(self.layout.magnitude("device_memory_share"))
+            verdict = f"MFU {mfu}; most of it {cause}; a run that does not fit: a device needs {share} of its memory"
+            return Headline(line, Verdict(verdict, ok=False))
         return Headline(line, Verdict(f"MFU {mfu}; most of it {cause}", ok=None))
 
     def memory_chart(self: TimeLike) -> MemoryChart:
