@@ -55,6 +55,11 @@ DEVICE_EFFECTS = {
         "math path, which upcasts Q, K and V to FP32, repeats K and V to every head and keeps the FP32 "
         "scores, the dropout mask and the dropped scores: the s² terms return, at 4 bytes an element."
     ),
+    "cpu sdpa unequal head dims": (
+        "On the CPU, PyTorch's scaled_dot_product_attention has no fused kernel when the keys' head dimension "
+        "differs from the values' (latent attention: d_qk ≠ d_v) and runs its math path: FP32 copies of Q, K and V "
+        "and the FP32 scores, s² terms at 4 bytes an element."
+    ),
 }
 
 
@@ -112,8 +117,10 @@ class Saved:
 
     ``paper`` names the row of Korthikanti et al.'s count it stands for (``None`` when the paper has no such
     tensor); ``note`` says why a framework's row differs from the paper's. ``narrow_only`` rows exist only
-    when the activations are narrower than FP32 (a cast to FP32 that is a no-op in FP32); ``per_model`` rows
-    are kept once per model, not once per layer (the rotary tables every layer reads).
+    when the activations are narrower than FP32 (a cast to FP32 that is a no-op in FP32), ``wide_only`` rows only
+    in FP32; ``per_model`` rows are kept once per model, not once per layer (the rotary tables every layer reads).
+    A row whose shape has no ``s`` is a weight-sized copy a layer keeps whatever the tokens (Gemma's RMSNorm keeps
+    ``1 + w`` in FP32).
     """
 
     key: str
@@ -128,6 +135,9 @@ class Saved:
     note: str = ""
     narrow_only: bool = False
     per_model: bool = False
+    #: Exists only in FP32: a view that keeps more of its storage alive when a cast to FP32 is a no-op (the
+    #: rotary key beside DeepSeek's key/value latent in one projection's output).
+    wide_only: bool = False
     #: The share of the model's layers that keep this row: 1 unless the layers mix their kinds (a hybrid
     #: pattern), where one layer's figure is the mean over the model's layers.
     share: float = 1
@@ -145,7 +155,7 @@ class Saved:
 
     def bytes(self, dims: Dims, dtype_bytes: int, device: str = "gpu") -> int:
         """Bytes this row holds for ``dims`` when activations take ``dtype_bytes`` each, on ``device``."""
-        if self.narrow_only and dtype_bytes >= 4:
+        if (self.narrow_only and dtype_bytes >= 4) or (self.wide_only and dtype_bytes < 4):
             return 0
         return self.elements(dims) * element_bytes(self.width, dtype_bytes, device)
 
