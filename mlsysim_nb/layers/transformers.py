@@ -48,7 +48,9 @@ _GEMMA_NORM = (
     "Gemma's RMSNorm computes in FP32 and multiplies the FP32 normalized input by 1 + w: it keeps its FP32 input "
     "and the FP32 normalized input (in FP32, the first is the input itself)"
 )
-_RMS_FP32_SCALE = "gpt-oss's RMSNorm multiplies the FP32 normalized input by its weight before the cast: it keeps it in FP32"
+_RMS_FP32_SCALE = (
+    "gpt-oss's RMSNorm multiplies the FP32 normalized input by its weight before the cast: it keeps it in FP32"
+)
 _MASKED_SDPA = (
     "a sliding layer (the sequence reaching its window, as training sequences do) hands SDPA an explicit mask: "
     "transformers then repeats K and V to every head (use_gqa_in_sdpa) and the kernel keeps the mask, b·s² values "
@@ -78,7 +80,7 @@ def family(arch: Architecture) -> str:
     raise ValueError(msg)
 
 
-def norm_rows(arch: Architecture, key: str, label: str, block: str, shape: tuple[str, ...],
+def norm_rows(arch: Architecture, key: str, label: str, block: str, shape: tuple[str, ...], *,
               split: str = "sp", paper: str | None = None) -> list[Saved]:  # fmt: skip
     """The rows one RMSNorm over the last axis of ``shape`` keeps, as the family's module computes it."""
     tokens = shape[:-1]
@@ -141,8 +143,11 @@ def _gated(arch: Architecture, key: str = "", block: str = "MLP", tokens: tuple[
 
 
 def _router(arch: Architecture) -> list[Saved]:
-    """What each family's router keeps: Mixtral's and Qwen3-MoE's softmax, gpt-oss's softmax over the top k,
-    DeepSeek's sigmoid scores on an FP32 copy of its input and weight (``noaux_tc``)."""
+    """What each family's router keeps.
+
+    Mixtral's and Qwen3-MoE's softmax, gpt-oss's softmax over the top k, DeepSeek's sigmoid scores on an FP32 copy
+    of its input and weight (``noaux_tc``).
+    """
     routed = ("s", "b", "k")
     if arch.model_type == "gpt_oss":
         return [
@@ -205,10 +210,11 @@ def _windowed(rows: tuple[Saved, ...], layer: Layer, attention: str) -> tuple[Sa
     rows assume the sequence reaches the window (below it transformers passes no mask and the rows are a full
     layer's).
     """
-    if layer.window is None or attention != "fused" or layer.mixer != "attention":
-        return rows
+    if layer.window is None or attention != "fused" or layer.mixer != "attention" or "lse" not in {r.key for r in rows}:
+        return rows  # (SDPA's math path on the CPU, under dropout, adds the mask to its scores and keeps none)
     out = []
-    for row in rows:
+    for found in rows:
+        row = found
         if row.key in ("k", "v") and row.width == "act":
             row = Saved(row.key, f"{row.label} (every head)", row.block, ("s", "b", "a", "d"), paper=row.paper,
                         note=_MASKED_SDPA)  # fmt: skip
@@ -229,7 +235,7 @@ def transformers_layer(
     """
     fam = family(arch)
     if fam != "gpt2" and arch.hidden_dropout > 0:
-        msg = f"{fam.title()}-family modules have no hidden dropout: hidden_dropout must be 0 for the transformers accounting"
+        msg = f"{fam.title()}-family modules have no hidden dropout: hidden_dropout must be 0 for this accounting"
         raise ValueError(msg)
     layer = layer or arch.layer_kinds()[0]
     mixer = mixers.find(layer.mixer)

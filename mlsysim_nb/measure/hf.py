@@ -68,7 +68,7 @@ def small_config(model_type: str, *, dropout: bool, layers: int, seq_len: int) -
         return transformers.GPT2Config(n_embd=z["hidden"], n_head=z["heads"], n_layer=layers, n_positions=seq_len,
                                        vocab_size=z["vocab"], resid_pdrop=p, attn_pdrop=p, embd_pdrop=p,
                                        bos_token_id=0, eos_token_id=0)  # fmt: skip
-    kw = {"hidden_size": z["hidden"], "intermediate_size": z["ffn"], "num_attention_heads": z["heads"],
+    kw: dict[str, Any] = {"hidden_size": z["hidden"], "intermediate_size": z["ffn"], "num_attention_heads": z["heads"],
           "num_key_value_heads": z["kv_heads"], "num_hidden_layers": layers, "vocab_size": z["vocab"],
           "attention_dropout": p, "max_position_embeddings": max(seq_len, 64)}  # fmt: skip
     if model_type == "mixtral":
@@ -185,10 +185,10 @@ def _attribute(saved: list[Any], constants: set[int], dims: Dims, keys: frozense
         key = key if key in keys else "(unattributed)"
         owner.setdefault(s.storage, key)
         covered[s.storage] = covered.get(s.storage, 0) + got
-        if key == "softmax_output" and shape[-1] == dims.s + 1 and "sink_probs" in keys:  # the sink's column
-            measured["sink_probs"] += got // (dims.s + 1)
-            got -= got // (dims.s + 1)
-        measured[key] += got
+        column = got // (dims.s + 1) if key == "softmax_output" and shape[-1] == dims.s + 1 else 0
+        if column and "sink_probs" in keys:  # the softmax's last column is the sink's
+            measured["sink_probs"] += column
+        measured[key] += got - (column if "sink_probs" in keys else 0)
     # Bytes of a storage no saved view covers are kept alive by its views all the same (half of a rotary table
     # read by halves; the rotary key beside DeepSeek's latent in one FP32 output): the row of its first view's
     # "_rest" companion takes them where the table has one, that row itself otherwise.

@@ -39,6 +39,7 @@ _FLASH = {
     "_saved_output": "projection_input",
     "_saved_attn_mask": "window_mask",
 }
+_ROUTER = {"SoftmaxBackward0": "router_probs", "SigmoidBackward0": "router_probs", "TopkBackward0": "router_indices"}
 _LINEAR_INPUT = ("_saved_self", "_saved_mat1")
 _INPUTS = {
     "self_attn.q_proj": "qkv_input",
@@ -101,7 +102,7 @@ def _attention(op: str, slot: str, shape: tuple[int, ...], dims: Dims, keys: fro
     return None
 
 
-def _mlp(path: str, op: str, slot: str, shape: tuple[int, ...], dims: Dims, prefix: str = "",
+def _mlp(path: str, op: str, slot: str, shape: tuple[int, ...], dims: Dims, *, prefix: str = "",
          keys: frozenset[str] = frozenset()) -> str | None:  # fmt: skip
     if path == "mlp.act_fn":
         return f"{prefix}gate_output"
@@ -116,16 +117,16 @@ def _mlp(path: str, op: str, slot: str, shape: tuple[int, ...], dims: Dims, pref
     if path == "mlp.gate":  # Mixtral's, Qwen3-MoE's and DeepSeek's routers
         if op == "GatherBackward0":
             return "router_probs" if slot == "_saved_self" else "router_indices"
-        return {"SoftmaxBackward0": "router_probs", "SigmoidBackward0": "router_probs",
-                "TopkBackward0": "router_indices"}.get(op, "router_norm" if slot == "_saved_other" else "router_weights")  # fmt: skip
+        other = "router_norm" if slot == "_saved_other" else "router_weights"
+        return _ROUTER.get(op, other)
     if path.startswith("mlp.shared_experts"):  # DeepSeek's shared experts: a gated MLP
         return _mlp(path.replace(".shared_experts", ""), op, slot, shape, dims, prefix="shared_")
     if path.startswith("mlp.experts"):
-        return _experts(path, op, slot, shape, dims, keys)
+        return _experts(path, op, slot, shape, dims=dims, keys=keys)
     return None
 
 
-def _experts(path: str, op: str, slot: str, shape: tuple[int, ...], dims: Dims, keys: frozenset[str]) -> str | None:
+def _experts(path: str, op: str, slot: str, shape: tuple[int, ...], *, dims: Dims, keys: frozenset[str]) -> str | None:
     if path == "mlp.experts.act_fn" or op == "ClampBackward1":  # gpt-oss clamps the gate and the up projection
         return "experts_gate_up"
     if op in ("IndexAddBackward0", "(not in the graph)") and slot != "_saved_source":

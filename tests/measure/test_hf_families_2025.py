@@ -1,7 +1,7 @@
-"""The 2025 families' decoder layers measured on the CPU (FP32 and BF16, eager and SDPA): Qwen3, Qwen3-MoE, Gemma 3,
-gpt-oss (eager: transformers runs its sinks only so) and DeepSeek-V3 (latent attention, a mixture with a shared expert).
+"""The 2025 families' decoder layers measured on the CPU (FP32 and BF16, eager and SDPA).
 
-Each layer is measured once per session; every saved byte lands on a row of the transformers accounting.
+Qwen3, Qwen3-MoE, Gemma 3, gpt-oss (eager: transformers runs its sinks only so) and DeepSeek-V3 (latent attention,
+a mixture with a shared expert). Each layer is measured once per session; every saved byte lands on a row of the transformers accounting.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def measured(transformers: Any) -> dict[tuple[str, str, str], Any]:
     return {(f, d, a): measure_hf_layer(f, dtype=d, attention=a) for f, d, a in SETTINGS}
 
 
-@pytest.mark.parametrize("setting", SETTINGS, ids=lambda p: "-".join(p))
+@pytest.mark.parametrize("setting", SETTINGS, ids="-".join)
 def test_prediction_and_attribution(measured: dict[tuple[str, str, str], Any], setting: tuple[str, str, str]) -> None:
     """The transformers accounting predicts each layer's bytes exactly; every byte belongs to a named row."""
     check_measurement(measured[setting])
@@ -83,7 +83,7 @@ def test_gpt_oss_sinks_join_the_scores(measured: dict[tuple[str, str, str], Any]
 
 
 def test_gpt_oss_sdpa_is_refused_by_name() -> None:
-    """transformers never runs gpt-oss's sinks with SDPA: the lab refuses it rather than measure a layer without them."""
+    """The lab refuses SDPA for gpt-oss: transformers never runs gpt-oss's sinks with SDPA, and a layer without them is not gpt-oss."""
     from mlsysim_nb.errors import FieldError
     from mlsysim_nb.measure import measure_hf_layer
 

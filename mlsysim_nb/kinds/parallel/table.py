@@ -53,6 +53,8 @@ def _coefficients(
     found = layers.lines(rows, arch.dims(1, 1), dtype_bytes=precision, per_model=False,  # type: ignore[arg-type]
                          reference_scaling=reference)  # fmt: skip
     for line in found:
+        if "s" not in line.row.shape:  # a weight-sized copy: counted around the stack (_around)
+            continue
         _check_row(line.row)
         if line.row.recompute == "selective":
             score += line.bytes
@@ -92,13 +94,19 @@ def _around(arch: Architecture, run: tuple[str, str, int, int, float, int, bool]
     """(first stage's, last stage's) bytes around the stack for one micro-batch on one device."""
     implementation, attention, s, b, precision, t, sp = run
     dims = arch.dims(s, b)
-    shared = tuple(r for r in layers.layer_rows(arch, implementation, attention) if r.per_model)
+    every = layers.layer_rows(arch, implementation, attention)
+    shared = tuple(r for r in every if r.per_model)
     kept = layers.lines((*shared, *layers.output_rows(arch, implementation)), dims, dtype_bytes=precision,  # type: ignore[arg-type]
                         tensor_parallel=t, sequence_parallel=sp)  # fmt: skip
-    # the rows kept once per model (rotary tables) are counted with the first stage, so that one stage (p = 1)
-    # holds exactly what the activation scenario's output_activations counts
+    copies = layers.lines(tuple(r for r in every if "s" not in r.shape and not r.per_model), dims,
+                          dtype_bytes=precision, per_model=False)  # type: ignore[arg-type]  # fmt: skip
+    # the rows kept once per model (rotary tables) and the weight-sized copies of every layer (Gemma's FP32 1 + w,
+    # a few kB a layer) are counted with the first stage, so that one stage (p = 1) holds exactly what the
+    # activation scenario's output_activations counts
     first = sum(line.bytes for line in kept if line.row.key in INPUT_ROWS or line.row.per_model)
-    return first, sum(line.bytes for line in kept) - first
+    first += (arch.layers or 1) * sum(line.bytes for line in copies)
+    return first, sum(line.bytes for line in kept) - sum(line.bytes for line in kept if line.row.key in INPUT_ROWS
+                                                         or line.row.per_model)  # fmt: skip
 
 
 def around_stack_bytes(workload: Any, inputs: dict[str, Any]) -> dict[str, Any]:

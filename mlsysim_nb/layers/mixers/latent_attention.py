@@ -170,8 +170,9 @@ class LatentAttention(Mixer):
 
             rows = norm_rows(arch, f"{latent}_latent_norm", f"{label} latent norm", "attention", shape)
             if latent == "kv":  # in FP32 the norm's input is a view of the projection's output, rotary key and all
-                rows.append(Saved("kv_latent_norm_input_rest", "the rotary key beside it (FP32 only)", "attention",
-                                  ("s", "b", "d_rope"), width="fp32", split="sp", wide_only=True, note=_BESIDE))  # fmt: skip
+                rest = Saved("kv_latent_norm_input_rest", "the rotary key beside it (FP32 only)", "attention",
+                             ("s", "b", "d_rope"), width="fp32", split="sp", wide_only=True, note=_BESIDE)  # fmt: skip
+                rows.append(rest)
         else:
             rows = [Saved(f"{latent}_latent_norm_input", f"{label} latent norm input", "attention", shape, split="sp",
                           note=_LATENT)]  # fmt: skip
