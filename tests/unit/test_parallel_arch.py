@@ -310,6 +310,27 @@ def test_the_expert_control_stops_at_the_experts() -> None:
     assert "expert_parallel" not in [c.name for c in dense.controls()]
 
 
+def _refused(workload: Any, attention: str, implementation: str) -> bool:
+    """The transformers accounting under SDPA: refused for gpt-oss, and by the chain for a sliding layer's mask.
+
+    transformers runs gpt-oss's sinks eagerly only; a sliding layer under SDPA keeps a b·s² mask whole on every
+    device, which the many-device chain does not split.
+    """
+    from mlsysim_nb.kinds.parallel.table import layer_coefficients
+
+    if (attention, implementation) != ("fused", "transformers"):
+        return False
+    if workload.attention_sinks:
+        with pytest.raises(ValueError, match="never with PyTorch's SDPA"):
+            layers.layer_rows(workload.architecture(), implementation, attention)
+        return True
+    if any(layer.window for layer, _ in workload.architecture().layer_counts()):
+        with pytest.raises(FieldError, match=r"ParallelTrainingScenario\.activations: keeps a sliding-window mask"):
+            layer_coefficients(workload, 2, 4, attention, implementation)
+        return True
+    return False
+
+
 @pytest.mark.parametrize("key", sorted(Workloads.configurations()))
 @pytest.mark.parametrize("implementation", ["megatron", "transformers"])
 @pytest.mark.parametrize("attention", ["eager", "fused"])
@@ -322,7 +343,12 @@ def test_the_coefficients_rebuild_the_table_for_both_accountings(key: str, imple
 
     w = Workloads.configuration(key)
     arch = w.architecture()
+    if _refused(w, attention, implementation):
+        return
     c = layer_coefficients(w, 2, 4, attention, implementation)
+    # the weight-sized copies a layer keeps (Gemma's FP32 1 + w) are counted around the stack, not in the chain
+    copies = sum(r.bytes(arch.dims(1, 1), 2) for r in layers.layer_rows(arch, implementation, attention)
+                 if "s" not in r.shape and not r.per_model)  # fmt: skip
     s, b, h, a = 512, 2, arch.hidden_dim, arch.heads
     for t, sp in [(1, False), (2, False), (arch.kv, True)]:
         if a % t or arch.kv % t:
@@ -335,7 +361,7 @@ def test_the_coefficients_rebuild_the_table_for_both_accountings(key: str, imple
                 arch, seq_len=s, micro_batch=b, dtype_bytes=2, strategy=strategy, attention=attention,
                 implementation=implementation, tensor_parallel=t, sequence_parallel=sp,
             )  # fmt: skip
-            assert mine == pytest.approx(table, rel=1e-12)
+            assert mine == pytest.approx(table - copies, rel=1e-12)
 
 
 @pytest.mark.parametrize("key", sorted(Workloads.configurations()))
@@ -346,6 +372,8 @@ def test_one_device_is_the_activation_scenario_on_every_architecture(
 ) -> None:
     """N_d = t = p = 1: the layers are activations(recompute), the device model_activations(recompute) (with the output layer)."""
     w = Workloads.configuration(key)
+    if _refused(w, attention, implementation):
+        return
     state = TrainingStateFitScenario(workload=w, hardware=Hardware["H100"], **MIXED_ADAM)
     for width in (2, 4):
         acts = ActivationMemoryScenario(workload=w, micro_batch=2, seq_len=1024, attention=attention,

@@ -95,7 +95,7 @@ def _rows(arch: Architecture, implementation: str, attention: str) -> tuple[Save
 
 def _per_element(row: Saved, dims: Dims, narrow: bool, reference: bool) -> tuple[float, float]:
     """A row's (elements in the activation dtype, fixed bytes) at ``dims``; ``reference``: 16-bit bytes halved."""
-    if row.narrow_only and not narrow:
+    if (row.narrow_only and not narrow) or (row.wide_only and narrow):
         return 0.0, 0.0
     elements = row.elements(dims)
     if reference:

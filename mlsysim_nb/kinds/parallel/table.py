@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from mlsysim_nb import layers
+from mlsysim_nb.errors import FieldError
 from mlsysim_nb.layers import Architecture
 
 __all__ = ["INPUT_ROWS", "around_stack_bytes", "expert_parameters", "layer_coefficients"]
@@ -38,6 +39,13 @@ INPUT_ROWS = frozenset({"token_ids", "position_ids", "embedding_dropout_mask"})
 def _check_row(row: layers.Saved) -> None:
     """The chain needs every per-layer row linear in s·b (or s²·b for scores) and split by t or by SP."""
     scores = row.shape.count("s") == 2  # an attention score has two sequence axes
+    if scores and row.split == "none":  # a sliding layer's SDPA mask under the transformers accounting
+        msg = (
+            f"keeps a {row.label} of b·s² values whole on every device of a tensor-parallel group (transformers' "
+            "SDPA on a sliding layer), which the many-device chain does not hold; choose attention 'eager' or "
+            "implementation 'megatron'"
+        )
+        raise FieldError("ParallelTrainingScenario", "activations", msg)
     linear = row.shape.count("s") == 1 and row.shape.count("b") == 1
     if (scores and row.split != "tp") or (not scores and not linear) or row.split == "none":
         msg = f"layer row {row.key!r} (shape {row.shape}, split {row.split!r}) does not fit the many-device chain"
