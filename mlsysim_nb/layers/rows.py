@@ -159,6 +159,16 @@ class Saved:
             return 0
         return self.elements(dims) * element_bytes(self.width, dtype_bytes, device)
 
+    @property
+    def weight_sized(self) -> bool:
+        """A copy of a weight's size a layer keeps whatever the tokens (no ``s`` in its shape: Gemma's FP32 1 + w).
+
+        Counted once per layer outside the per-token figure, as the rows kept once per model are counted apart, and
+        kept under every recomputation (full recomputation would keep none of them across layers: a stated
+        over-count of a few kB to a few MB a layer).
+        """
+        return "s" not in self.shape
+
     def kept(self, strategy: str) -> bool:
         """Whether this row stays saved under ``strategy`` (``"none"`` or ``"selective"``; full keeps the input)."""
         return strategy == "none" or (strategy == "selective" and self.recompute != "selective")

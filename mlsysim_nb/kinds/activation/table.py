@@ -112,7 +112,7 @@ def _coefficients(
     dims = arch.dims(1, 1)
     sums = [0.0, 0.0, 0.0, 0.0]
     for row in _rows(arch, implementation, attention):
-        if row.per_model or weight_sized(row):
+        if row.per_model or row.weight_sized:
             continue
         scored = row.shape.count("s") == 2
         if row.shape.count("b") != 1 or row.shape.count("s") not in (1, 2) or scored != (row.recompute == "selective"):
@@ -155,17 +155,8 @@ def _outside(arch: Architecture, run: tuple[str, str, int, int, float]) -> float
     every = _rows(arch, implementation, attention)
     rows = (*(r for r in every if r.per_model), *output_rows(arch, implementation))
     found = lines(rows, arch.dims(s, b), dtype_bytes=p)  # type: ignore[arg-type]  # any width, as the rows take it
-    copies = lines(tuple(r for r in every if weight_sized(r) and not r.per_model), arch.dims(s, b), dtype_bytes=p,  # type: ignore[arg-type]
-                   per_model=False)  # fmt: skip
+    copies = lines(tuple(r for r in every if r.weight_sized and not r.per_model), arch.dims(s, b), dtype_bytes=p)  # type: ignore[arg-type]
     return float(sum(line.bytes for line in found) + (arch.layers or 1) * sum(line.bytes for line in copies))
-
-
-def weight_sized(row: Saved) -> bool:
-    """A row without a token axis: a weight-sized copy each layer keeps (Gemma's FP32 1 + w).
-
-    It is counted with the rows outside the layers, once per layer.
-    """
-    return "s" not in row.shape
 
 
 def outside_bytes(workload: Workload, inputs: dict[str, Any], sequence: Any) -> Any:

@@ -61,7 +61,7 @@ def _coefficients(
     found = layers.lines(rows, arch.dims(1, 1), dtype_bytes=precision, per_model=False,  # type: ignore[arg-type]
                          reference_scaling=reference)  # fmt: skip
     for line in found:
-        if "s" not in line.row.shape:  # a weight-sized copy: counted around the stack (_around)
+        if line.row.weight_sized:  # counted around the stack (_around)
             continue
         _check_row(line.row)
         if line.row.recompute == "selective":
@@ -106,8 +106,8 @@ def _around(arch: Architecture, run: tuple[str, str, int, int, float, int, bool]
     shared = tuple(r for r in every if r.per_model)
     kept = layers.lines((*shared, *layers.output_rows(arch, implementation)), dims, dtype_bytes=precision,  # type: ignore[arg-type]
                         tensor_parallel=t, sequence_parallel=sp)  # fmt: skip
-    copies = layers.lines(tuple(r for r in every if "s" not in r.shape and not r.per_model), dims,
-                          dtype_bytes=precision, per_model=False)  # type: ignore[arg-type]  # fmt: skip
+    copies = layers.lines(tuple(r for r in every if r.weight_sized and not r.per_model), dims,
+                          dtype_bytes=precision)  # type: ignore[arg-type]  # fmt: skip
     # the rows kept once per model (rotary tables) and the weight-sized copies of every layer (Gemma's FP32 1 + w,
     # a few kB a layer) are counted with the first stage, so that one stage (p = 1) holds exactly what the
     # activation scenario's output_activations counts
