@@ -380,3 +380,25 @@ def test_one_device_is_the_activation_scenario_on_every_architecture(
             layers_only, whole = _b(acts.activations(recompute)), _b(acts.model_activations(recompute))
             assert _b(s.first_stage_layer_activations) == pytest.approx(layers_only, rel=1e-12)
             assert _b(s.activations_per_device) == pytest.approx(whole, rel=1e-12)
+
+
+def test_latent_attention_splits_by_its_heads_under_megatron() -> None:
+    """DeepSeek-V3 (128 heads of latent attention) trains at t = 8; t = 3 is refused naming Megatron-LM's rule.
+
+    Per layer at s = 4096, BF16, fused, the attention block's rows t splits
+    (Q and K of 128·192, V and the projection's input of 128·128, the FP32 log-sum-exp) are 1/8 on each device.
+    """
+    w = Workloads.configuration("deepseek-v3")
+    state = TrainingStateFitScenario(workload=w, hardware=Hardware["H200"], **MIXED_ADAM)
+    acts = ActivationMemoryScenario(workload=w, seq_len=4096, micro_batch=1, attention="fused")
+    assert ParallelTrainingScenario(state=state, activations=acts, tensor_parallel=8).tensor_parallel == 8
+    with pytest.raises(FieldError, match=r"tensor_parallel: must divide the 128 attention heads.*Megatron-LM"):
+        ParallelTrainingScenario(state=state, activations=acts, tensor_parallel=3)
+    arch = w.architecture()
+    split = {"q", "k", "v", "lse", "projection_input"}
+    rows = tuple(r for r in layers.layer_rows(arch, "megatron", "fused") if r.key in split)
+    whole = sum(line.bytes for line in layers.lines(rows, arch.dims(4096, 1), dtype_bytes=2))
+    eighth = sum(line.bytes for line in layers.lines(rows, arch.dims(4096, 1), dtype_bytes=2, tensor_parallel=8))
+    per_token = 2 * (2 * 128 * 192 + 2 * 128 * 128) + 4 * 128
+    assert whole == pytest.approx(4096 * per_token, rel=1e-12)
+    assert eighth == pytest.approx(whole / 8, rel=1e-12)
