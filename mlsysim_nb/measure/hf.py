@@ -47,7 +47,7 @@ SIZES = {"hidden": 64, "heads": 4, "kv_heads": 2, "ffn": 96, "vocab": 100, "expe
          "head_dim": 20, "expert_ffn": 40, "window": 6, "q_rank": 22, "kv_rank": 28, "rope": 8, "nope": 10,
          "v_head": 14}  # fmt: skip
 #: The model types whose small configuration has attention over a window of ``SIZES["window"]`` tokens.
-SLIDING = ("mistral", "gemma3_text", "gpt_oss")
+SLIDING = ("mistral", "qwen2", "gemma3_text", "gpt_oss")
 #: Bytes per element of each measured dtype.
 DTYPE_BYTES = {"bfloat16": 2, "float32": 4}
 #: The layer table's attention kind for each of transformers' attention implementations.
@@ -77,6 +77,8 @@ def small_config(model_type: str, *, dropout: bool, layers: int, seq_len: int) -
         kw["head_dim"] = z["head_dim"]
     if model_type in SLIDING:
         kw["sliding_window"] = z["window"]
+    if model_type == "qwen2":  # Qwen2 slides from layer max_window_layers on
+        kw |= {"use_sliding_window": True, "max_window_layers": 0}
     if model_type in ("gemma3_text", "gpt_oss"):
         kw["layer_types"] = ["sliding_attention"] * layers
     if model_type == "qwen3_moe":  # norm_topk_prob as every published Qwen3 MoE model sets it
