@@ -16,9 +16,9 @@ from mlsysim_nb import (
 
 
 def test_forty_cases() -> None:
-    """15 training and 7 activation cases (the reference's), 5 many-device, 2 training-time, 7 on real architectures, 14 serving."""
-    assert len(Scenarios) == 50
-    assert len(Scenarios.names(TrainingStateFitScenario)) == 19
+    """15 training and 7 activation cases (the reference's), 5 many-device, 2 training-time, 8 on real architectures, 14 serving."""
+    assert len(Scenarios) == 51
+    assert len(Scenarios.names(TrainingStateFitScenario)) == 20
     assert len(Scenarios.names(ActivationMemoryScenario)) == 10
     assert Scenarios.names(ParallelTrainingScenario) == [
         "Gpt3_175BKorthikantiTable3OnA100",

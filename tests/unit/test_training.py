@@ -253,3 +253,20 @@ def test_fine_tuning_the_2025_models_on_one_h100() -> None:
     oss_total = 2 * 20_914_757_184 + 16 * 24 * 16 * ((2880 + 4096) + (2880 + 512)) + oss_acts
     assert oss.training_total.to("byte").magnitude == pytest.approx(oss_total, rel=1e-12) == 49_709_300_864
     assert oss.fits
+
+
+def test_gemma3_27b_lora_fits_one_h100() -> None:
+    """Gemma 3 27B, rank-16 LoRA, one 8,192-token sequence: 54.02 GB frozen + 0.27 GB adapters + 14.23 GB = 68.52 GB.
+
+    Adapters: 62 × 16 × ((5376 + 4096) + (5376 + 2048)) = 16,760,832 at 16 B. Activations: 62 layer inputs
+    62·8192·5376·2, the final norm's and output layer's inputs 2·8192·5376·2, the FP32 logits 4·8192·262,208.
+    """
+    from mlsysim_nb import Scenarios
+
+    s = Scenarios.Gemma3_27BLoraOnH100
+    adapters = 62 * 16 * ((5376 + 4096) + (5376 + 2048))
+    acts = 62 * 8192 * 5376 * 2 + 2 * 8192 * 5376 * 2 + 4 * 8192 * 262_208
+    total = 2 * 27_009_346_304 + 16 * adapters + acts
+    assert (adapters, acts, total) == (16_760_832, 14_229_176_320, 68_516_042_240)
+    assert s.training_total.to("byte").magnitude == pytest.approx(total, rel=1e-12)
+    assert s.fits

@@ -213,4 +213,12 @@ CASES: dict[str, Factory] = {
         "recomputation with fused attention.",
         rank=16,
     ),
+    "Gemma3_27BLoraOnH100": _fine_tune(
+        "gemma-3-27b",
+        "Rank-16 LoRA on Gemma 3 27B on one H100, one 8,192-token sequence",
+        "Google's published config.json: 27,009,346,304 parameters frozen at 16 bits (54 GB); rank-16 adapters on "
+        "every query (5376 to 4096) and value (5376 to 2048) projection of its 62 layers; the activations under full "
+        "recomputation with fused attention, 8.6 GB of them the FP32 logits over its 262,208-token vocabulary.",
+        rank=16,
+    ),
 }
