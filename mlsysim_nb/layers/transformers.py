@@ -25,10 +25,11 @@ __all__ = ["FAMILIES", "MODEL_TYPES", "family", "transformers_layer", "transform
 
 #: The Hugging Face model types whose modules this accounting follows, by module family.
 FAMILIES = {"gpt2": "gpt2", "llama": "llama", "mistral": "llama", "qwen2": "llama", "mixtral": "llama",
-            "qwen3": "llama", "qwen3_moe": "llama", "gpt_oss": "llama", "deepseek_v2": "llama",
-            "deepseek_v3": "llama", "gemma3_text": "gemma"}  # fmt: skip
+            "qwen3": "llama", "qwen3_moe": "llama", "gpt_oss": "llama", "deepseek_v3": "llama",
+            "gemma3_text": "gemma"}  # fmt: skip
 #: The Hugging Face model types a workload may name (``Workload.from_hf_config`` reads their config.json).
-#: Gemma 2 is read too; its saved tensors (the scores' soft-capping) are not described, so its accounting is refused.
+#: Gemma 2 and DeepSeek-V2 are read too; their modules' saved tensors (Gemma 2's soft-capped scores, DeepSeek-V2's
+#: softmax router) are not measured, so their transformers accounting is refused (the paper's describes them).
 MODEL_TYPES = (
     *FAMILIES, "qwen3", "qwen3_moe", "gemma2", "gemma3_text", "gpt_oss", "deepseek_v2", "deepseek_v3", "bamba",
 )  # fmt: skip
@@ -145,8 +146,9 @@ def _gated(arch: Architecture, key: str = "", block: str = "MLP", tokens: tuple[
 def _router(arch: Architecture) -> list[Saved]:
     """What each family's router keeps.
 
-    Mixtral's and Qwen3-MoE's softmax, gpt-oss's softmax over the top k, DeepSeek's sigmoid scores on an FP32 copy
-    of its input and weight (``noaux_tc``).
+    Mixtral's and Qwen3-MoE's softmax, gpt-oss's softmax over the top k, DeepSeek-V3's sigmoid scores on an FP32
+    copy of its input and weight (``noaux_tc``). Qwen3-MoE's rows assume ``norm_topk_prob`` true, as every published
+    Qwen3 MoE config.json sets it (with false its router keeps 4·s·b·(1 + k) bytes fewer a layer).
     """
     routed = ("s", "b", "k")
     if arch.model_type == "gpt_oss":
