@@ -59,10 +59,10 @@ _SHOWN: dict[str, int] = {}
 _GUESSES: dict[str, tuple[float | bool | None, str | None]] = {}
 
 #: what a graded answer outside the tolerance is told, whatever its distance or sign
-NOT_WITHIN_TOLERANCE = "Not quite: not within tolerance of the model's value."
+NOT_WITHIN_TOLERANCE = "Not quite: not within tolerance of the package's value."
 
 #: what a graded answer is told when its hidden test could not compare it (the test's code is never shown)
-NOT_GRADED = "Not graded: the answer could not be compared with the model's value"
+NOT_GRADED = "Not graded: the answer could not be compared with the package's value"
 
 #: set by ``check(None)``: the reminder is on screen, so the ``require(None)`` that follows in a grader's
 #: copy of the cell does not say "not answered" a second time
@@ -114,7 +114,7 @@ def check(
     notebook runs on; the graded check, :func:`require` in the hidden tests, still scores it 0.
 
     Working alone (the self-study notebooks, with the answer key that ``make student`` writes beside them),
-    it also says whether the value is within the exercise's tolerance of the model's value, never how far
+    it also says whether the value is within the exercise's tolerance of the package's value, never how far
     off or in which direction. Without a key (the graded release, the instructor's notebooks) it knows
     nothing of the expected value and cannot give it away.
 
@@ -197,7 +197,7 @@ def _self_study_verdict(answer: Any, label: str, steps: tuple[str, ...]) -> str:
             problems.append(why)
     if not problems:
         within = "exactly" if all(e.rel == 0 for e in expectations) else "within the exercise's tolerance"
-        return f" ✓ It matches the model's value ({within})."
+        return f" ✓ It matches the package's value ({within})."
     said = f"Not quite: {problems[0]}." if problems[0] else NOT_WITHIN_TOLERANCE
     return f" ✗ {said}{_hint_text(label, steps)}"
 
@@ -221,7 +221,7 @@ def require(
     answer
         The student's answer (as for :func:`check`).
     expected
-        The memory model's value (a quantity, number or bool).
+        The package's value (a quantity, number or bool).
     unit
         The unit a plain-number answer is read in, e.g. ``"GB"``. Without one, an
         expected quantity wants an answer with a unit.
@@ -240,7 +240,7 @@ def require(
     >>> require(12, Q_(24, "GB"), unit="GB")
     Traceback (most recent call last):
     ...
-    mlsysim_nb.exercises.WrongAnswer: Not quite: not within tolerance of the model's value.
+    mlsysim_nb.exercises.WrongAnswer: Not quite: not within tolerance of the package's value.
     >>> require(2.4e10, Q_(24, "GB"), unit="GB")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -338,7 +338,7 @@ def predict(guess: Any, *, unit: str | None = None, name: str = "guess") -> None
 
 
 def reveal(actual: Any, *, name: str = "guess") -> None:
-    """Compare the recorded prediction with the model's value.
+    """Compare the recorded prediction with the package's value.
 
     >>> predict(30, unit="GB")
     Recorded your guess: 30 GB. Now read on.
@@ -354,7 +354,7 @@ def reveal(actual: Any, *, name: str = "guess") -> None:
         else:
             print(f"{said}; you guessed {guess} ({'right' if guess == actual else 'wrong'}).")  # noqa: T201
         return
-    value = read_answer(actual, unit, "the model's value")
+    value = read_answer(actual, unit, "the package's value")
     said = f"The memory model says {value:.4g}{f' {unit}' if unit else ''}"
     if guess is None:
         print(f"{said}. (You made no guess: next time commit to one first.)")  # noqa: T201

@@ -25,7 +25,8 @@ __all__ = ["ACTIVATIONS", "BIASES", "MLPS", "NORMS", "POSITIONS", "Architecture"
 
 MLPS = ("plain", "gated")
 #: ``gelu_pytorch_tanh`` is Gemma's name for the tanh approximation ``gelu_new`` computes (no parameters either way).
-ACTIVATIONS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "silu")
+#: ``relu2`` is the squared ReLU of Nemotron-H's plain MLP (no parameters).
+ACTIVATIONS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "silu", "relu2")
 NORMS = ("layernorm", "rmsnorm")
 #: Which linear layers have biases: all (GPT), only Q, K and V (Qwen2), none (Llama, Mistral, Mixtral).
 BIASES = ("all", "qkv", "none")
@@ -56,14 +57,25 @@ class Layer:
     #: A dense MLP in a mixture of experts (DeepSeek's first ``first_k_dense_replace`` layers), of width
     #: ``Architecture.dense_ffn``.
     dense: bool = False
+    #: Whether the layer has an MLP (and its norm) after its mixer: Nemotron-H's Mamba-2 and attention layers
+    #: have none; its MLP layers are ``Layer("none")``, an MLP with no mixer.
+    mlp: bool = True
 
     def __post_init__(self) -> None:
         """Refuse an unknown mixer or a window that is not a whole number of tokens, naming the field."""
         mixers.find(self.mixer, "Layer", "mixer")
         if self.window is not None:
             _whole("Layer", "window", self.window, minimum=1)
-        if not isinstance(self.dense, bool):
-            raise FieldError("Layer", "dense", f"must be True or False, got {self.dense!r}")
+        for name in ("dense", "mlp"):
+            if not isinstance(getattr(self, name), bool):
+                raise FieldError("Layer", name, f"must be True or False, got {getattr(self, name)!r}")
+        if self.mixer == "none" and not self.mlp:
+            raise FieldError("Layer", "mlp", "must be True for a layer with no mixer (a layer holds one or both)")
+
+    @property
+    def has_mixer(self) -> bool:
+        """Whether the layer mixes tokens (its mixer is not ``"none"``)."""
+        return self.mixer != "none"
 
 
 @dataclass(frozen=True)
@@ -198,7 +210,9 @@ class Architecture:
         """The symbols' sizes for a run of ``micro_batch`` sequences of ``seq_len`` tokens."""
         extra: dict[str, int] = {"f_dense": self.dense_ffn or self.f} if self.moe else {}
         for layer in self.layer_kinds():
-            extra.update(mixers.find(layer.mixer).symbols(self))
+            mixer = mixers.find(layer.mixer)
+            extra.update(mixer.symbols(self))
+            extra.update(mixer.run_symbols(self, seq_len))
         return Dims(
             s=seq_len,
             b=micro_batch,

@@ -35,7 +35,7 @@ __all__ = ["LAYER_INPUT", "megatron_layer", "megatron_output"]
 
 _NORM = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}
 _SANDWICH = "Gemma's norms after attention and after the MLP keep their inputs, as the paper's norms do"
-_ACTIVATION = {"gelu": "GeLU", "silu": "SiLU"}
+_ACTIVATION = {"gelu": "GeLU", "silu": "SiLU", "relu2": "squared ReLU"}
 
 #: What full recomputation keeps of a layer: its input, whole on every device unless sequence-parallel.
 LAYER_INPUT = Saved("layer_input", "layer input", "layer", ("s", "b", "h"), split="sp", paper="ln1_input")
@@ -92,7 +92,11 @@ def megatron_layer(arch: Architecture, attention: str = "eager", layer: Layer | 
         Saved("ln1_input", f"{norm} 1 input", "layer norms", tokens, split="sp", paper="ln1_input"),
         *mixer.saved(arch, "megatron", attention, "gpu"),
     ]
-    if arch.hidden_dropout > 0:
+    if not layer.has_mixer:  # an MLP alone (Nemotron-H): no mixer, no norm before it
+        rows = []
+    if not layer.mlp:  # a mixer alone (Nemotron-H): no MLP, no norm before it
+        return tuple(rows)
+    if arch.hidden_dropout > 0 and layer.has_mixer:
         rows.append(Saved("attention_dropout_mask", "attention dropout mask", "attention", tokens, width="mask",
                           split="sp", paper="attention_dropout_mask"))  # fmt: skip
     if arch.sandwich_norms:  # Gemma 2 and 3: a norm on the attention's output before the residual

@@ -12,7 +12,8 @@ kv    key/value heads (grouped-query attention)              v     vocabulary si
 
 A width says how many bytes one element takes: ``"act"`` is the activation dtype (2 at 16 bits, 4 in
 FP32), ``"mask"`` a dropout mask (one byte on a GPU; see :data:`DEVICE_EFFECTS` for the CPU), ``"fp32"``
-an FP32 tensor whatever the activation dtype (a framework's upcast), ``"int64"`` an index.
+an FP32 tensor whatever the activation dtype (a framework's upcast), ``"int64"`` an index, ``"bool"`` a
+boolean mask built in the forward pass (one byte on every device).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ __all__ = [
 ]
 
 SYMBOLS = ("s", "b", "h", "a", "kv", "d", "f", "E", "k", "v")
-WIDTHS = ("act", "mask", "fp32", "int64")
+WIDTHS = ("act", "mask", "fp32", "int64", "bool")
 #: Which recomputation drops a row: ``"selective"`` rows are dropped by selective and full recomputation
 #: (the attention-score tensors), ``"full"`` rows only by full recomputation, which keeps the layer input.
 RECOMPUTE = ("selective", "full")
@@ -107,6 +108,8 @@ def element_bytes(width: str, dtype_bytes: int, device: str = "gpu") -> int:
         return 4
     if width == "int64":
         return 8
+    if width == "bool":
+        return 1
     msg = f"unknown width {width!r}; widths are {', '.join(WIDTHS)}"
     raise ValueError(msg)
 
@@ -135,12 +138,13 @@ class Saved:
     note: str = ""
     narrow_only: bool = False
     per_model: bool = False
-    #: Exists only in FP32: a view that keeps more of its storage alive when a cast to FP32 is a no-op (the
-    #: rotary key beside DeepSeek's key/value latent in one projection's output).
-    wide_only: bool = False
     #: The share of the model's layers that keep this row: 1 unless the layers mix their kinds (a hybrid
     #: pattern), where one layer's figure is the mean over the model's layers.
     share: float = 1
+    #: Exists only when the activations are FP32: a cast to FP32 that is a no-op there returns a view, which keeps
+    #: a whole FP32 storage alive, where a narrower run keeps a copy of one part (a ``narrow_only`` row; the rotary
+    #: key beside DeepSeek's key/value latent in one projection's output).
+    wide_only: bool = False
 
     def __post_init__(self) -> None:
         bad = [s for s in self.shape if not s.isidentifier()]
@@ -161,13 +165,13 @@ class Saved:
 
     @property
     def weight_sized(self) -> bool:
-        """A copy of a weight's size a layer keeps whatever the tokens (no ``s`` in its shape: Gemma's FP32 1 + w).
+        """A weight-sized copy a layer keeps whatever the run: no ``s`` nor ``b`` in its shape (Gemma's FP32 1 + w).
 
         Counted once per layer outside the per-token figure, as the rows kept once per model are counted apart, and
         kept under every recomputation (full recomputation would keep none of them across layers: a stated
         over-count of a few kB to a few MB a layer).
         """
-        return "s" not in self.shape
+        return "s" not in self.shape and "b" not in self.shape
 
     def kept(self, strategy: str) -> bool:
         """Whether this row stays saved under ``strategy`` (``"none"`` or ``"selective"``; full keeps the input)."""

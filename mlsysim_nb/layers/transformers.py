@@ -27,11 +27,15 @@ __all__ = ["FAMILIES", "MODEL_TYPES", "family", "transformers_layer", "transform
 FAMILIES = {"gpt2": "gpt2", "llama": "llama", "mistral": "llama", "qwen2": "llama", "mixtral": "llama",
             "qwen3": "llama", "qwen3_moe": "llama", "gpt_oss": "llama", "deepseek_v3": "llama",
             "gemma3_text": "gemma"}  # fmt: skip
+#: Hybrids whose decoder layers wrap a mixer of their own in Llama's norms and gated MLP (Bamba's Mamba-2 layers;
+#: its attention layers are refused by name).
+FAMILIES |= {"bamba": "llama", "nemotron_h": "llama"}
 #: The Hugging Face model types a workload may name (``Workload.from_hf_config`` reads their config.json).
 #: Gemma 2 and DeepSeek-V2 are read too; their modules' saved tensors (Gemma 2's soft-capped scores, DeepSeek-V2's
 #: softmax router) are not measured, so their transformers accounting is refused (the paper's describes them).
 MODEL_TYPES = (
     *FAMILIES, "qwen3", "qwen3_moe", "gemma2", "gemma3_text", "gpt_oss", "deepseek_v2", "deepseek_v3", "bamba",
+    "nemotron_h",
 )  # fmt: skip
 
 _T = ("s", "b")
@@ -227,6 +231,52 @@ def _windowed(rows: tuple[Saved, ...], layer: Layer, attention: str) -> tuple[Sa
     return tuple(out)
 
 
+_NEMOTRON_NORM = "NemotronHRMSNorm multiplies by its scale in FP32 and keeps the FP32 normalized input"
+
+
+def _nemotron_block(arch: Architecture, attention: str, device: str, layer: Layer) -> tuple[Saved, ...]:
+    """``NemotronHBlock``: one RMSNorm, then its mixer (Mamba-2 or attention) or its MLP (up, squared ReLU, down).
+
+    Its norm keeps the normalized input in FP32 (the scale multiplies in FP32) and, where the activations are
+    narrower, an FP32 copy of its scale; the squared ReLU keeps the ReLU's output once (its square reads it).
+    """
+    which = "1" if layer.has_mixer else "2"
+    rows = [
+        Saved(f"ln{which}_input", f"RMSNorm {which} input (FP32)", "layer norms", _H, width="fp32", split="sp",
+              paper=f"ln{which}_input", note=_RMS_FP32),
+        Saved(f"ln{which}_rsqrt", f"RMSNorm {which} 1/rms (FP32)", "layer norms", _T, width="fp32", split="sp",
+              note=_RMS_RSQRT),
+        Saved(f"ln{which}_normalized", f"RMSNorm {which} normalized input (FP32)", "layer norms", _H, width="fp32",
+              split="sp", note=_NEMOTRON_NORM),
+        Saved(f"ln{which}_scale", f"RMSNorm {which} scale in FP32", "layer norms", ("h",), width="fp32",
+              split="none", narrow_only=True, note="the scale's FP32 copy, where the weights are narrower"),
+    ]  # fmt: skip
+    if layer.has_mixer:
+        return (*rows, *mixers.find(layer.mixer).saved(arch, "transformers", attention, device))
+    wide = ("s", "b", "f")
+    return (
+        *rows,
+        Saved("mlp_input", "MLP input (the norm's output)", "MLP", _H, split="sp", paper="mlp_input"),
+        Saved("relu2_output", "ReLU output (its square's input)", "MLP", wide, paper="gelu_input",
+              note="squared ReLU: relu keeps its output, and the square reads the same tensor"),
+        Saved("relu2_squared", "squared ReLU output (down projection input)", "MLP", wide, paper="gelu_output"),
+    )  # fmt: skip
+
+
+def _mlp_gated(arch: Architecture, layer: Layer) -> list[Saved]:
+    """The MLP's input and its gated MLP, a mixture's experts, or a mixture's dense layer (DeepSeek's first ones)."""
+    # DeepSeek's router reads an FP32 copy of the MLP's input: in FP32 that copy is the input itself
+    upcast = arch.moe and not layer.dense and (arch.model_type or "").startswith("deepseek")
+    rows = [Saved("mlp_input", "MLP input (the norm's output)", "MLP", _H, split="sp", paper="mlp_input",
+                  narrow_only=upcast)]  # fmt: skip
+    if arch.moe and not layer.dense:
+        return rows + _experts(arch)
+    if arch.moe:  # DeepSeek's dense first layers: one MLP of width dense_ffn
+        return rows + [Saved(r.key, r.label, r.block, (*_T, "f_dense"), count=r.count, note=r.note)
+                       for r in _gated(arch)]  # fmt: skip
+    return rows + _gated(arch)
+
+
 def transformers_layer(
     arch: Architecture, attention: str = "eager", device: str = "gpu", layer: Layer | None = None
 ) -> tuple[Saved, ...]:
@@ -240,6 +290,17 @@ def transformers_layer(
         msg = f"{fam.title()}-family modules have no hidden dropout: hidden_dropout must be 0 for this accounting"
         raise ValueError(msg)
     layer = layer or arch.layer_kinds()[0]
+    if arch.model_type == "nemotron_h":
+        return _nemotron_block(arch, attention, device, layer)
+    if not (layer.has_mixer and layer.mlp):
+        msg = "a layer of a mixer alone or of an MLP alone has transformers rows only as Nemotron-H's blocks"
+        raise ValueError(msg)
+    if arch.model_type == "bamba" and layer.mixer == "attention":  # measured apart from Llama's: they differ
+        msg = (
+            "Bamba's attention layers have no transformers accounting yet (measured: its partial rotary tables "
+            "and, under SDPA, a second copy of the output projection's input differ from Llama's rows)"
+        )
+        raise ValueError(msg)
     mixer = mixers.find(layer.mixer)
     rows = [*_norm(arch, "1"), *_windowed(mixer.saved(arch, "transformers", attention, device), layer, attention)]
     if arch.hidden_dropout > 0:
@@ -248,20 +309,7 @@ def transformers_layer(
     if arch.sandwich_norms:
         rows += _norm(arch, "_post_attention")
     rows += _norm(arch, "2")
-    if fam == "gpt2":
-        rows += _mlp_gpt2(arch)
-    else:
-        # DeepSeek's router reads an FP32 copy of the MLP's input: in FP32 that copy is the input itself
-        upcast = arch.moe and not layer.dense and (arch.model_type or "").startswith("deepseek")
-        rows.append(Saved("mlp_input", "MLP input (the norm's output)", "MLP", _H, split="sp", paper="mlp_input",
-                          narrow_only=upcast))  # fmt: skip
-        if arch.moe and not layer.dense:
-            rows += _experts(arch)
-        elif arch.moe:  # DeepSeek's dense first layers: one MLP of width dense_ffn
-            rows += [Saved(r.key, r.label, r.block, (*_T, "f_dense"), count=r.count, note=r.note)
-                     for r in _gated(arch)]  # fmt: skip
-        else:
-            rows += _gated(arch)
+    rows += _mlp_gpt2(arch) if fam == "gpt2" else _mlp_gated(arch, layer)
     if arch.sandwich_norms:
         rows += _norm(arch, "_post_mlp")
     if arch.hidden_dropout > 0:

@@ -40,7 +40,10 @@ def layer_weights(arch: Architecture, layer: Layer | None = None) -> tuple[Weigh
     """The weights of one decoder layer: norms, the mixer's (``layer``'s; the pattern's first by default), MLP."""
     layer = layer or arch.layer_kinds()[0]
     mixer = mixers.find(layer.mixer)
-    rows = [*_norm(arch, "norm1", "layer norms"), *mixer.weights(arch), *_norm(arch, "norm2", "layer norms")]
+    rows = [*_norm(arch, "norm1", "layer norms"), *mixer.weights(arch)] if layer.has_mixer else []
+    if not layer.mlp:  # a mixer alone (Nemotron-H's Mamba-2 and attention layers): its norm and itself
+        return tuple(rows)
+    rows += _norm(arch, "norm2", "layer norms")
     if arch.sandwich_norms:  # Gemma 2 and 3: a norm after attention and after the MLP too
         rows += [*_norm(arch, "norm3", "layer norms"), *_norm(arch, "norm4", "layer norms")]
     if arch.moe and not layer.dense:

@@ -50,10 +50,14 @@ _OWNER = "formats"
 
 @dataclass(frozen=True)
 class WeightFormat:
-    """A weight format: bits per element, the scale (and zero point) shared per block, the tensors it keeps."""
+    """A weight format: bits per element, the scale (and zero point) shared per block, the tensors it keeps.
+
+    ``name`` says it whole; ``summary`` in a few words, as a one-line summary names the weights.
+    """
 
     key: str
     name: str
+    summary: str
     element_bits: int
     block: int
     scale_bits: int
@@ -176,7 +180,8 @@ def weight_format(key: str) -> WeightFormat:
     unknown = set(e["keep"]) - set(ROLES)
     if unknown:  # a data file's slip, named
         raise FieldError(_OWNER, key, f"keeps unknown tensors {sorted(unknown)}: only {', '.join(ROLES)}")
-    fields = {k: e[k] for k in ("name", "element_bits", "block", "scale_bits", "zero_bits", "tensor_scale_bits")}
+    fields = {k: e[k] for k in ("name", "summary", "element_bits", "block", "scale_bits", "zero_bits",
+                                "tensor_scale_bits")}  # fmt: skip
     return WeightFormat(key=key, keep=frozenset(e["keep"]), source=e["source"], layout_source=e["layout_source"],
                         **fields)  # fmt: skip
 

@@ -1,7 +1,7 @@
 """Reading a Hugging Face ``config.json`` into a workload's fields, for GPT-2, Llama and the families built on it.
 
 GPT-2, Llama, Mistral, Qwen2, Mixtral, and the 2025 families (Qwen3, Qwen3-MoE, Gemma 2 and 3, gpt-oss,
-DeepSeek-V2 and V3, Bamba; :mod:`mlsysim_nb.records.hf_families`).
+DeepSeek-V2 and V3, Bamba, Nemotron-H; :mod:`mlsysim_nb.records.hf_families`).
 
 The keys read are those of transformers' own configuration classes (``GPT2Config``, ``LlamaConfig``,
 ``MistralConfig``, ``Qwen2Config``, ``MixtralConfig``, ...), with their defaults where a file leaves a key out.
@@ -63,6 +63,7 @@ CAUSAL_LM = {
     "deepseek_v2": "DeepseekV2ForCausalLM",
     "deepseek_v3": "DeepseekV3ForCausalLM",
     "bamba": "BambaForCausalLM",
+    "nemotron_h": "NemotronHForCausalLM",
 }
 
 #: Options refused when set to anything but the value given: each changes the layers beyond the table.
@@ -74,6 +75,14 @@ _REFUSED: dict[str, dict[str, Any]] = {
     "mixtral": {"router_jitter_noise": 0.0},
     "gpt_oss": {"attention_bias": True},
     "bamba": {"attention_bias": False, "mlp_bias": False},
+    "nemotron_h": {
+        "attention_bias": False,
+        "mlp_bias": False,
+        "use_bias": False,
+        "use_conv_bias": True,
+        "mamba_conv_bias": True,
+        "sliding_window": None,
+    },
 }
 _ACTIVATIONS = {"gpt2": ("gelu_new", "gelu"), "llama": ("silu",), "gemma": ("gelu_pytorch_tanh",)}
 _ANYWHERE = ("quantization_config",)

@@ -1,4 +1,4 @@
-"""Reading the 2025 families' ``config.json``: Qwen3 and Qwen3-MoE, Gemma 2 and 3, gpt-oss, DeepSeek-V2/V3, Bamba.
+"""Reading the 2025 families' ``config.json``: Qwen3(-MoE), Gemma 2 and 3, gpt-oss, DeepSeek-V2/V3, Bamba, Nemotron-H.
 
 Each reader gives a workload's fields from transformers' own keys (and its configuration class's default where
 a file leaves a key out), on top of the Llama family's (:func:`mlsysim_nb.records.hf_config`): explicit head
@@ -6,7 +6,8 @@ dimensions, norms on Q and K, four norms a layer, attention sinks and router bia
 and dense first layers, latent attention's and Mamba-2's own sizes, and the layers' pattern: ``layer_types``
 where the file gives it, else the family's rule (Gemma 3: one global layer in ``sliding_window_pattern``; Gemma 2
 and gpt-oss: alternating; Qwen2 and Qwen3: sliding from ``max_window_layers`` on when ``use_sliding_window``;
-Bamba: attention at ``attn_layer_indices``; DeepSeek: dense MLPs in the first ``first_k_dense_replace``).
+Bamba: attention at ``attn_layer_indices``; Nemotron-H: ``layers_block_type`` or ``hybrid_override_pattern``, whose
+layers are a Mamba-2 mixer, attention or an MLP alone; DeepSeek: dense MLPs in the first ``first_k_dense_replace``).
 An option that changes the layers beyond the table is refused by its key.
 """
 
@@ -21,7 +22,17 @@ __all__ = ["FAMILY_DEFAULTS", "NEW_FAMILIES", "family_fields", "windows"]
 
 _OWNER = "Workload.from_hf_config"
 #: The model types read here.
-NEW_FAMILIES = ("qwen3", "qwen3_moe", "gemma2", "gemma3_text", "gpt_oss", "deepseek_v2", "deepseek_v3", "bamba")
+NEW_FAMILIES = (
+    "qwen3",
+    "qwen3_moe",
+    "gemma2",
+    "gemma3_text",
+    "gpt_oss",
+    "deepseek_v2",
+    "deepseek_v3",
+    "bamba",
+    "nemotron_h",
+)
 
 #: transformers' configuration classes' defaults of the keys read, where they differ from the Llama reader's.
 FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -38,6 +49,10 @@ FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
     "qwen3": {"head_dim": 128},
     "bamba": {"vocab_size": 128000, "num_hidden_layers": 32, "hidden_size": 4096, "intermediate_size": 14336,
               "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 262144},
+    # NemotronHConfig's: its layers come from its pattern (four layers, "M", "E", "*", "-", unless given)
+    "nemotron_h": {"vocab_size": 131072, "num_hidden_layers": 4, "hidden_size": 4096, "intermediate_size": 21504,
+                   "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+                   "max_position_embeddings": 4096},
 }  # fmt: skip
 _SLIDING, _FULL = "sliding_attention", "full_attention"
 
@@ -117,13 +132,74 @@ def _bamba(r: Any, fields: dict[str, Any]) -> None:
         msg = f"times mamba_n_heads must be mamba_expand x hidden_size ({expand * fields['hidden_dim']}), got {head}"
         raise FieldError(_OWNER, "mamba_d_head", msg)
     shapes = {"H_ssm": heads, "P_ssm": head, "N_ssm": r.count("mamba_d_state", 256),
-              "G_ssm": r.count("mamba_n_groups", 1), "K_conv": r.count("mamba_d_conv", 4)}  # fmt: skip
+              "G_ssm": r.count("mamba_n_groups", 1), "K_conv": r.count("mamba_d_conv", 4),
+              "Q_ssm": r.count("mamba_chunk_size", 256)}  # fmt: skip
     given = r.c.get("attn_layer_indices") or []
     layers = fields["layers"]
     if type(given) is not list or any(type(i) is not int or not 0 <= i < layers for i in given):
         raise FieldError(_OWNER, "attn_layer_indices", f"must list layer indices from 0 to {layers - 1}")
     mixers = [Layer("attention" if i in given else "mamba2") for i in range(layers)]
     fields |= {"mixer_shapes": tuple(shapes.items()), "pattern": _period(mixers)}
+
+
+#: Nemotron-H's layer types, by their letter in ``hybrid_override_pattern`` and their names in ``layers_block_type``
+#: (transformers' legacy names too): a Mamba-2 mixer alone, attention alone, an MLP alone.
+_NEMOTRON_LAYERS = {
+    "M": Layer("mamba2", mlp=False), "linear_attention": Layer("mamba2", mlp=False),
+    "mamba": Layer("mamba2", mlp=False),
+    "*": Layer("attention", mlp=False), "full_attention": Layer("attention", mlp=False),
+    "attention": Layer("attention", mlp=False), "-": Layer("none"), "mlp": Layer("none"),
+}  # fmt: skip
+
+
+def _nemotron_types(r: Any) -> tuple[str, list[str]]:
+    """The key read and the layer types: ``layers_block_type`` (or ``layer_types``), else ``hybrid_override_pattern``.
+
+    Neither given: NemotronHConfig's own four layers (a Mamba-2, a mixture of experts, attention, an MLP).
+    """
+    for key in ("layers_block_type", "layer_types"):
+        if r.c.get(key) is not None:
+            given = r.c[key]
+            if type(given) is not list or not given or any(type(t) is not str for t in given):
+                raise FieldError(_OWNER, key, "must list each layer's type")
+            return key, list(given)
+    key = "hybrid_override_pattern"
+    if key not in r.c:
+        return key, ["linear_attention", "moe", "full_attention", "mlp"]
+    pattern = r.c[key]
+    if type(pattern) is not str or not pattern:
+        raise FieldError(_OWNER, key, f"must be text of layer letters, got {pattern!r}")
+    return key, list(pattern)
+
+
+def _nemotron_h(r: Any, fields: dict[str, Any]) -> None:
+    """Mamba-2, attention and MLP layers, each alone after its one norm (NemotronHConfig's keys).
+
+    transformers builds ``len(layers_block_type)`` layers whatever ``num_hidden_layers`` says; the attention has
+    no position encoding; the MLP is ``up_proj``, squared ReLU, ``down_proj``. A mixture-of-experts layer
+    (``"moe"``, ``E``) is refused by name.
+    """
+    key, types = _nemotron_types(r)
+    unknown = sorted({t for t in types if t not in _NEMOTRON_LAYERS})
+    if unknown:
+        msg = (
+            f"is not supported: only Mamba-2 ('M'), attention ('*') and MLP ('-') layers are, got "
+            f"{', '.join(map(repr, unknown))} (a mixture of experts, 'E', is not described for Nemotron-H)"
+        )
+        raise FieldError(_OWNER, key, msg)  # fmt: skip
+    r.choice("mlp_hidden_act", "relu2", ("relu2",))
+    r.choice("mamba_hidden_act", "silu", ("silu",))
+    heads, head = r.count("mamba_num_heads", 128), r.count("mamba_head_dim", 64)
+    groups = r.count("mamba_n_groups" if "mamba_n_groups" in r.c else "n_groups", 8)
+    if heads * head % groups:
+        msg = f"must divide mamba_num_heads x mamba_head_dim ({heads * head}), got {groups}"
+        raise FieldError(_OWNER, "n_groups", msg)
+    shapes = {"H_ssm": heads, "P_ssm": head, "N_ssm": r.count("ssm_state_size", 128), "G_ssm": groups,
+              "K_conv": r.count("mamba_d_conv" if "mamba_d_conv" in r.c else "conv_kernel", 4),
+              "Q_ssm": r.count("mamba_chunk_size" if "mamba_chunk_size" in r.c else "chunk_size", 128)}  # fmt: skip
+    layers = [_NEMOTRON_LAYERS[t] for t in types]
+    fields |= {"layers": len(layers), "mlp": "plain", "activation": "relu2", "positions": None, "bias": "none",
+               "mixer_shapes": tuple(shapes.items()), "pattern": _period(layers)}  # fmt: skip
 
 
 def family_fields(model_type: str, r: Any, fields: dict[str, Any]) -> dict[str, Any]:
@@ -146,6 +222,8 @@ def family_fields(model_type: str, r: Any, fields: dict[str, Any]) -> dict[str, 
         _deepseek(model_type, r, fields)
     elif model_type == "bamba":
         _bamba(r, fields)
+    elif model_type == "nemotron_h":
+        _nemotron_h(r, fields)
     else:
         windows(model_type, r, fields)
     return fields

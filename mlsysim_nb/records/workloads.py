@@ -196,7 +196,7 @@ class Workload(RichRepr):
     mixer_shapes: tuple[tuple[str, int], ...] = record(
         (), label="sizes of the other mixers' symbols",
         help="(symbol, size) pairs: latent attention's r_q, r_kv, d_rope, d_nope, d_v; Mamba-2's H_ssm, P_ssm, "
-        "N_ssm, G_ssm, K_conv",
+        "N_ssm, G_ssm, K_conv and the scan's chunk Q_ssm",
     )  # fmt: skip
     source: str = field(default="", compare=False)
     #: ``active_parameters`` as given (``None``: derived from ``parameters``), what ``variant()`` carries over
@@ -401,7 +401,8 @@ def _shown(name: str, value: Any) -> Any:
 
     def one(layer: Layer) -> str:
         window = f" (window {layer.window:,})" if layer.window is not None else ""
-        return layer.mixer + window + (" (dense MLP)" if layer.dense else "")
+        mlp = " (dense MLP)" if layer.dense else ("" if layer.mlp else " (no MLP)")
+        return ("MLP only" if not layer.has_mixer else layer.mixer) + window + mlp
 
     return ", ".join(f"{count} × {one(layer)}" if count > 1 else one(layer) for layer, count in runs)
 

@@ -23,6 +23,7 @@ _COUNTS = {
     "gpt-oss-20b": (20_914_757_184, "20.91B (gpt-oss model card, Table 1)", 1e7, 2091),
     "gpt-oss-120b": (116_829_156_672, "116.83B (gpt-oss model card, Table 1)", 1e7, 11683),
     "bamba-9b": (9_780_235_392, "9.78B (Bamba 9B's model card)", 1e7, 978),
+    "nemotron-h-8b": (8_100_852_736, "8B (Nemotron-H-8B, arXiv:2504.03624)", 1e9, 8),
     # Gemma 3 Technical Report, Table 1: 25,600M non-embedding parameters (the 262,208 x 5,376 embeddings apart)
     "gemma-3-27b": (27_009_346_304, "25,600M non-embedding (Gemma 3 Technical Report, Table 1)", 1e6, 25_600),
 }
@@ -34,8 +35,10 @@ _SMALL = {"vocab_size": 97, "hidden_size": 64, "intermediate_size": 96, "num_hid
 
 
 def test_every_pending_configuration_is_counted() -> None:
-    """The table below covers every shipped configuration of the 2025 families."""
+    """The table below covers every shipped configuration of the 2025 families (none waits in pending/ now)."""
     assert set(pending_keys()) <= set(_COUNTS) <= set(pending_keys()) | set(configuration_keys())
+    assert set(_COUNTS) == {"deepseek-v3", "qwen3-8b", "qwen3-30b-a3b", "gpt-oss-20b", "gpt-oss-120b", "bamba-9b",
+                            "nemotron-h-8b", "gemma-3-27b"}  # fmt: skip
 
 
 @pytest.mark.parametrize("key", sorted(_COUNTS))
@@ -132,6 +135,21 @@ def _bamba() -> dict[str, Any]:
             "mamba_d_conv": 4, "mamba_expand": 2}  # fmt: skip
 
 
+def test_nemotron_h_s_one_part_layers_cache_only_in_mamba_and_attention(transformers: Any) -> None:
+    """Nemotron-H 'M-*-M': the Mamba-2 layers keep a state, the attention layer K and V, the MLP layers nothing.
+
+    Two states of b × (160 × 4 + 8 × 16 × 8) values, K and V of 13 tokens: 2 × 2 × 1,664 × 4 + 2 × 2 × 13 × 2 × 16 × 4
+    = 33,280 B; conv channels: heads × head 128 + 2 × groups 2 × N 8 = 160 (n_groups, not expand, sizes B and C).
+    """
+    family = {"model_type": "nemotron_h", "architectures": ["NemotronHForCausalLM"], "head_dim": 16,
+              "hybrid_override_pattern": "M-*-M", "mamba_num_heads": 8, "mamba_head_dim": 16, "ssm_state_size": 8,
+              "n_groups": 2, "conv_kernel": 4, "chunk_size": 16, "num_hidden_layers": 5}  # fmt: skip
+    cache = _cache(family)
+    assert sorted({t.path.split(".")[0] for t in cache.tensors}) == ["layers[0]", "layers[2]", "layers[4]"]
+    assert sorted({t.shape for t in cache.tensors}) == [(2, 2, 13, 16), (2, 8, 16, 8), (2, 160, 4)]
+    assert cache.total == 2 * 2 * (160 * 4 + 8 * 16 * 8) * 4 + 2 * 2 * 13 * 2 * 16 * 4 == 33_280
+
+
 def test_a_hybrid_s_state_space_layers_keep_a_state_constant_in_the_context(transformers: Any) -> None:
     """Bamba: each Mamba-2 layer keeps b × conv_dim × d_conv and b × heads × d_head × N, at any context length.
 
@@ -190,13 +208,18 @@ def _random_family(model_type: str, n: int, seed: int) -> dict[str, Any]:
         "bamba": {"attn_layer_indices": sorted(g.sample(range(layers), g.randint(0, 2))), "mamba_n_heads": 4,
                   "mamba_d_head": 16 * n, "mamba_d_state": g.randint(2, 16), "mamba_n_groups": g.choice([1, 2]),
                   "mamba_d_conv": g.randint(2, 4), "mamba_chunk_size": 16},
+        "nemotron_h": {"hybrid_override_pattern": "".join(g.choice("M*-") for _ in range(layers)),
+                       "mamba_num_heads": 4, "mamba_head_dim": 16 * n, "ssm_state_size": g.randint(2, 16),
+                       "n_groups": g.choice([1, 2]), "conv_kernel": g.randint(2, 4), "chunk_size": 16,
+                       "head_dim": 2 * g.randint(2, 8)},
     }[model_type]  # fmt: skip
     return base | extra
 
 
 _CLASSES = {"qwen3": "Qwen3ForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM", "gemma2": "Gemma2ForCausalLM",
             "gemma3_text": "Gemma3ForCausalLM", "gpt_oss": "GptOssForCausalLM",
-            "deepseek_v3": "DeepseekV3ForCausalLM", "bamba": "BambaForCausalLM"}  # fmt: skip
+            "deepseek_v3": "DeepseekV3ForCausalLM", "bamba": "BambaForCausalLM",
+            "nemotron_h": "NemotronHForCausalLM"}  # fmt: skip
 
 
 def test_random_configurations_count_what_transformers_builds(transformers: Any) -> None:
@@ -217,7 +240,7 @@ def test_random_configurations_count_what_transformers_builds(transformers: Any)
     check()
 
 
-@pytest.mark.parametrize("model_type", ["gemma3_text", "gpt_oss", "deepseek_v3", "bamba", "qwen3"])
+@pytest.mark.parametrize("model_type", ["gemma3_text", "gpt_oss", "deepseek_v3", "bamba", "qwen3", "nemotron_h"])
 def test_the_layer_table_s_cache_rows_are_generate_s_cache(model_type: str, transformers: Any) -> None:
     """The cache rows summed over the pattern (windows capped, states once) equal generate()'s bytes, FP32."""
     from mlsysim_nb.layers import cache_bytes
@@ -230,6 +253,8 @@ def test_the_layer_table_s_cache_rows_are_generate_s_cache(model_type: str, tran
         raw["layer_types"] = ["sliding_attention", "full_attention"] * 2
     if model_type == "bamba":
         raw["attn_layer_indices"] = [1]
+    if model_type == "nemotron_h":
+        raw["hybrid_override_pattern"] = "M-*M"
     measured = generated_cache(raw, batch=2, prompt=11, new_tokens=4)
     arch = Workload.from_hf_config(raw).architecture()
     assert cache_bytes(arch, context=measured.tokens, batch=2, bytes_per_value=4) == measured.total

@@ -16,7 +16,7 @@ def test_a_wrong_answer_is_an_assertion_error_that_gives_nothing_away() -> None:
     """12 GB against 24 GB fails as an AssertionError and says only that it is not within tolerance."""
     with pytest.raises(AssertionError) as caught:
         require(12, Q_(24, "GB"), unit="GB")
-    assert str(caught.value) == NOT_WITHIN_TOLERANCE == "Not quite: not within tolerance of the model's value."
+    assert str(caught.value) == NOT_WITHIN_TOLERANCE == "Not quite: not within tolerance of the package's value."
 
 
 def test_the_notebook_shows_one_styled_line() -> None:

@@ -548,6 +548,19 @@ def test_03_says_the_drawn_peak_is_a_sum_and_the_step_peaks_higher() -> None:
     assert t.peak > _gpt2_xl_step(run, run.batch_size)[1].peak
 
 
+def test_03_says_the_optimizers_temporaries_stay_under_the_peak() -> None:
+    """03: foreach AdamW's temporaries are one FP32 value per parameter (6 GB), in the update, under the step's peak."""
+    run = Scenarios.Gpt2MixedPrecisionTwoMicroBatchesOnH100
+    _, t = _gpt2_xl_step(run, run.batch_size)
+    update = t.points[-1]
+    assert update.phase == "optimizer step"
+    assert update.bytes["optimizer temporaries"] == 4 * 1_557_611_200  # 6.23 GB
+    assert update.total < t.peak and "saved activations" not in update.bytes
+    text = _one_line("03", "498edcc6")
+    assert "about one FP32 value per parameter, 6 GB here" in text and "they stay under this peak" in text
+    assert "both on the side of this model's totals" not in text
+
+
 def test_07_says_the_batch_at_the_limit_does_not_fit_at_its_peak() -> None:
     """07: at the limit (23 sequences) the step peaks at 97.81 GB, 6.9 % over the sum and over the H100's 85.9 GB."""
     flash = Scenarios.Gpt2MixedPrecisionFlashAttentionOnH100

@@ -70,9 +70,9 @@ def test_working_alone_run_all_says_within_tolerance_and_runs_past_a_malformed_a
     cells = _run_first_notebook(tmp_path, answers, key=True)
     assert [o for c in cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"] == []
     assert all(c.execution_count for c in cells if c.cell_type == "code")
-    assert "✓ It matches the model's value (within the exercise's tolerance)." in _printed(cells, "check_1_1")
+    assert "✓ It matches the package's value (within the exercise's tolerance)." in _printed(cells, "check_1_1")
     assert _printed(cells, "check_1_2").startswith("✗ Check the form: could not read your answer '63 sequences'")
-    assert "✗ Not quite: not within tolerance of the model's value." in _printed(cells, "check_1_3")
+    assert "✗ Not quite: not within tolerance of the package's value." in _printed(cells, "check_1_3")
     graded = tmp_path / "graded"
     graded.mkdir()
     alone = _run_first_notebook(graded, {"answer_1_1": "answer_1_1 = 38.52"}, key=False)

@@ -32,14 +32,14 @@ def test_working_alone_the_check_says_within_tolerance_or_not(
     check(38.5, unit="GB", label="1.1")
     assert (
         capsys.readouterr().out
-        == "Answer recorded: 38.5 GB. ✓ It matches the model's value (within the exercise's tolerance).\n"
+        == "Answer recorded: 38.5 GB. ✓ It matches the package's value (within the exercise's tolerance).\n"
     )
     check(45, unit="GB", label="1.1", hints=["a nudge", "the method"])
     high = capsys.readouterr().out
     check(30, unit="GB", label="1.1", hints=["a nudge", "the method"])
     low = capsys.readouterr().out
     assert high.replace("45", "X") == low.replace("30", "X")
-    assert "✗ Not quite: not within tolerance of the model's value. Hint: a nudge" in high
+    assert "✗ Not quite: not within tolerance of the package's value. Hint: a nudge" in high
     assert "38" not in high + low
     assert "above" not in high and "below" not in low
 
@@ -58,7 +58,7 @@ def test_a_whole_number_matches_exactly(self_study: Path, capsys: pytest.Capture
     )
     assert tmp.is_file()
     check(63, whole=True, label="7.1")
-    assert capsys.readouterr().out == "Answer recorded: 63. ✓ It matches the model's value (exactly).\n"
+    assert capsys.readouterr().out == "Answer recorded: 63. ✓ It matches the package's value (exactly).\n"
 
 
 def test_without_a_key_the_check_confirms_the_form_alone(

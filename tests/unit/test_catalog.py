@@ -16,13 +16,15 @@ from mlsysim_nb import (
 
 
 def test_forty_cases() -> None:
-    """15 training and 7 activation cases (the reference's), 5 many-device, 2 training-time, 8 on real architectures, 14 serving."""
-    assert len(Scenarios) == 51
+    """15 training and 7 activation cases (the reference's), 7 many-device, 2 training-time, 8 on real architectures, 14 serving."""
+    assert len(Scenarios) == 53
     assert len(Scenarios.names(TrainingStateFitScenario)) == 20
     assert len(Scenarios.names(ActivationMemoryScenario)) == 10
     assert Scenarios.names(ParallelTrainingScenario) == [
         "Gpt3_175BKorthikantiTable3OnA100",
         "Llama3_8BZero3On8H100",
+        "Bamba9BFullFineTuneOnH100",
+        "Bamba9BZero3On8H100",
         "Llama3_1_70BZero3On8H100",
         "Llama3_1_70BZero3On64H100",
         "Mixtral8x7BExpertParallel8On32H100",

@@ -52,6 +52,14 @@ def test_every_format_names_its_source_and_its_layout() -> None:
         assert {"embeddings", "output", "norms"} <= fmt.keep, key
 
 
+def test_every_format_has_a_summary_shorter_than_its_name() -> None:
+    """A one-line summary names the weights in a few words: each format's summary, shorter than its full name."""
+    for key in weight_format_keys():
+        fmt = weight_format(key)
+        assert fmt.summary and len(fmt.summary) < len(fmt.name), key
+    assert weight_format("fp8_e4m3_block128").summary == "FP8 E4M3 weights in 128×128 blocks"
+
+
 def test_llama_3_1_70b_at_4_125_bits_everywhere_is_36_38_gb() -> None:
     """Counting every weight at 4.125 bits (INT4 with an FP16 scale per 128 and no zero point): 36.38 GB."""
     workload = Workloads.configuration("llama-3.1-70b")
@@ -104,6 +112,23 @@ def test_without_a_format_every_weight_is_at_b_w_as_before() -> None:
     assert s.weights.m_as("byte") == 8_030_261_248 * 2
     assert s.kept_weights.m_as("byte") == 0
     assert s.variant(weight_bytes_per_parameter=0.515625).weights.m_as("byte") == 8_030_261_248 * 0.515625
+
+
+def test_the_one_line_summary_names_the_format_with_its_bytes() -> None:
+    """DeepSeek-V3 in FP8: the summary and title say the format, not only "1.00024 B"; without one, the width."""
+    s = Scenarios.DeepSeekV3ServeOn8H200FP8
+    bytes_per_value = (8 + 32 / (128 * 128)) / 8  # an FP32 scale per 128 × 128 block: 1.000244140625 B
+    assert weight_format("fp8_e4m3_block128").bytes_per_value == bytes_per_value
+    head = "DeepSeek-V3, FP8 E4M3 weights in 128×128 blocks (1.00024 B per quantised weight), on 8 × NVIDIA H200 SXM:"
+    assert repr(s).startswith(f"<InferenceMemoryScenario: {head}")
+    assert head in s.to_markdown()
+    assert s.default_title() == "DeepSeek-V3 served with FP8 E4M3 weights in 128×128 blocks on 8 × NVIDIA H200 SXM"
+    gpt = Scenarios.GptOss120BServeOnH100
+    assert "gpt-oss 120B, MXFP4 experts (0.53125 B per quantised weight), on 1 × NVIDIA H100:" in repr(gpt)
+    plain = Scenarios.Llama3_1_70BInt4ServeOnH100  # 0.515625 B with no format: the width in words, as before
+    assert "Llama 3.1 70B, 4-bit weights, on 1 × NVIDIA H100:" in repr(plain)
+    awq = plain.variant(weight_format="int4_awq_g128", weight_bytes_per_parameter=(4 * 128 + 16 + 4) / 128 / 8)
+    assert "INT4 AWQ weights in groups of 128 (0.519531 B per quantised weight)" in repr(awq)  # 4.15625 bits
 
 
 def test_a_format_with_another_width_is_refused_by_name() -> None:

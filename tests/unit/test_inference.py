@@ -180,6 +180,106 @@ def test_a_sliding_window_caps_the_cached_tokens() -> None:
     assert short.kv_tokens == 1000
 
 
+def test_vllm_logs_58_40_for_mistral_7b_at_8192_tokens_where_the_steady_state_holds_117() -> None:
+    """The start-up "Maximum concurrency for 8,192 tokens per request: 58.40x" vLLM logs for Mistral 7B, by hand.
+
+    vllm-project/vllm at 001cabc1be16a59a70d720ed61a13b678c060a18: ``get_num_blocks`` (vllm/v1/core/
+    kv_cache_utils.py) makes available // page // layers blocks, a page being one layer's block of 16 tokens,
+    2 · 16 · 8 · 128 · 2 B = 65,536 B; ``SlidingWindowSpec.max_memory_usage_bytes`` (vllm/v1/kv_cache_interface.py)
+    reserves cdiv(min(W − 1 + C, s), 16) + 1 blocks per request; ``get_max_concurrency_for_kv_cache_config``
+    divides the two. On one H100 (80 GiB, as the catalog states it) at gpu_memory_utilization 0.90, the
+    weights 7,241,732,096 × 2 B = 14,483,464,192 B and no profiled activations:
+    0.9 · 85,899,345,920 − 14,483,464,192 = 62,825,947,136 B for blocks, ⌊/(32 · 65,536)⌋ = 29,957 blocks;
+    C = 8,192 (vllm serve's default on a device of ≥ 70 GiB): cdiv(min(4,095 + 8,192, 8,192), 16) + 1 = 513;
+    29,957 / 513 = 58.396 → "58.40". The steady state: a decoding sequence at s = 8,192 keeps the window's
+    256 blocks (vLLM frees each block wholly before it), 29,957 / 256 = 117.02 → 117 sequences. The issue's
+    116.56 is 29,957 / 257: the window straddling a block boundary, as vLLM's reservation for a one-token step
+    counts it, cdiv(4,095 + 1, 16) + 1 = 257.
+    """
+    s = _serve(MISTRAL, batch_size=8, context_length=8192)
+    assert s.weights.m_as("B") == 7_241_732_096 * 2 == 14_483_464_192
+    assert s.kv_budget.m_as("B") == 0.9 * 80 * 2**30 - 14_483_464_192 == 62_825_947_136
+    assert s.chunk_tokens == 8192
+    assert s.vllm_cache_blocks == 62_825_947_136 // (32 * 65_536) == 29_957
+    assert s.vllm_blocks_per_request == math.ceil(8192 / 16) + 1 == 513
+    assert s.vllm_max_concurrency == 29_957 / 513
+    assert f"{s.vllm_max_concurrency:.2f}" == "58.40"
+    assert s.blocks_per_sequence == 256
+    assert s.max_batch_size == 117 == math.floor(29_957 / 256)  # the steady state, what the kind answers
+    assert f"{s.variant(chunk_length=1).vllm_max_concurrency:.2f}" == "116.56"  # 29,957 / 257
+    assert "maximum concurrency of 58.40" in " ".join(s.caveats())
+
+
+def test_a_window_off_a_block_boundary_spans_one_block_more() -> None:
+    """Mistral 7B at 8,200 tokens: the window, tokens 4,104 to 8,199, spans blocks 256 to 512: 257, not 256.
+
+    vLLM's sliding-window manager frees the blocks wholly before the window, ⌊(8,200 − 4,096)/16⌋ = 256 of them,
+    and the sequence has ⌈8,200/16⌉ = 513: it keeps 257, 16 slots more than the window's 4,096 tokens (block
+    waste). 29,957 blocks / 257 = 116.56 sequences, the issue's steady state, so 116 fit where 117 do at 8,192.
+    """
+    s = _serve(MISTRAL, batch_size=8, context_length=8200)
+    assert s.kv_tokens == 4096
+    assert s.blocks_per_sequence == math.ceil(8200 / 16) - (8200 - 4096) // 16 == 513 - 256 == 257
+    assert s.block_waste.m_as("B") == 8 * (257 * 16 - 4096) * 131_072
+    assert s.max_batch_size == 116 == math.floor(29_957 / 257)
+    assert s.variant(context_length=8192).blocks_per_sequence == 256
+    assert s.variant(context_length=4000).blocks_per_sequence == math.ceil(4000 / 16) == 250  # inside the window
+    gpt = Scenarios.GptOss120BServeOnH100  # 18 full-context layers beside 18 of a 128-token window, 8,192 tokens
+    assert gpt.magnitude("full_cache_values") == gpt.magnitude("window_cache_values") == 18 * 2 * 8 * 64 == 18_432
+    # at 8,200 tokens: 513 full-context blocks (512 at 8,192) and 513 − 504 = 9 windowed ones (8 at 8,192)
+    grown = gpt.variant(context_length=8200).sequence_memory - gpt.sequence_memory
+    assert grown.m_as("B") == pytest.approx((1 + 1) * 16 * 18_432 * 2, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("changes", "shown"),
+    [
+        ({}, "58.40"),
+        ({"chunk_length": 4097}, "58.40"),  # any chunk of at least W + 1 tokens reserves the whole context
+        ({"chunk_length": 16384}, "58.40"),  # the LLM class's default on an H100
+        ({"chunk_length": 2048}, "77.81"),  # 29,957 / (cdiv(6,143, 16) + 1 = 385)
+        ({"runtime_reserve": 0.08}, "59.99"),  # gpu_memory_utilization 0.92: 30,776 blocks / 513
+        ({"block_size": 32}, "58.28"),  # 14,978 blocks of 32 / (256 + 1)
+    ],
+)
+def test_only_utilisation_0_9_blocks_of_16_and_a_chunk_past_the_window_give_58_40(
+    changes: dict[str, object], shown: str
+) -> None:
+    """58.40 assumes gpu_memory_utilization 0.90, blocks of 16 and a prefill chunk C ≥ W + 1 = 4,097 tokens."""
+    s = _serve(MISTRAL, batch_size=8, context_length=8192, **changes)
+    assert f"{s.vllm_max_concurrency:.2f}" == shown
+
+
+def test_vllm_s_default_chunk_follows_the_device() -> None:
+    """The default prefill chunk of vllm serve: 8192 on ≥ 70 GiB but an A100, else 2048 (EngineArgs.get_batch_defaults)."""
+    assert _serve(MISTRAL, "H200", context_length=8192).chunk_tokens == 8192
+    assert _serve(MISTRAL, "A100_80GB", context_length=8192).chunk_tokens == 2048
+    l4 = _serve(MISTRAL, "L4", context_length=8192)
+    assert l4.chunk_tokens == 2048
+    assert l4.vllm_blocks_per_request == math.ceil((4095 + 2048) / 16) + 1 == 385
+    assert _serve(MISTRAL, "MI300X", context_length=8192).chunk_tokens == 8192  # 192 GiB, an AMD GPU
+    tpu = _serve(MISTRAL, "TPU_V5P", context_length=8192)  # vLLM's TPUs have defaults of their own
+    with pytest.raises(NotApplicableError, match="a stated chunk_length"):
+        _ = tpu.vllm_max_concurrency
+    assert tpu.variant(chunk_length=256).chunk_tokens == 256
+
+
+def test_under_full_attention_vllm_s_figure_is_the_steady_state_s_ratio() -> None:
+    """Llama 3.1 8B at 4096 tokens: vLLM reserves the context's 256 blocks, 29,205 blocks / 256 = 114.08 (B_max 114)."""
+    s = Scenarios.Llama3_1_8BServeOnH100
+    blocks = math.floor((0.9 * 80 * 2**30 - 2 * 8_030_261_248) / (16 * 131_072))
+    assert s.vllm_cache_blocks == blocks == 29_205
+    assert s.vllm_blocks_per_request == 256
+    assert s.vllm_max_concurrency == pytest.approx(114.08, abs=0.005)
+    assert s.max_batch_size == math.floor(s.vllm_max_concurrency) == 114
+
+
+def test_vllm_s_figure_is_refused_for_layers_of_several_kinds() -> None:
+    """A hybrid's caches go to vLLM's groups of layers, which this figure does not follow: refused, saying so."""
+    with pytest.raises(NotApplicableError, match="layers of one kind of cache"):
+        _ = Scenarios.Bamba9BAt128KOnH100.vllm_max_concurrency
+
+
 def test_the_mixture_of_experts_reads_the_experts_its_tokens_touch() -> None:
     """E·(1 − (1 − k/E)^b) distinct experts per layer: k = 2 at b = 1; 8·(1 − 0.75^16) = 7.92 at b = 16."""
     s = Scenarios.Mixtral8x7BServeOn2H100
@@ -365,14 +465,37 @@ def test_formula_dimensions_are_consistent(name: str) -> None:
         assert want == got, f"{name} ({case.label}): {got} != {want}"
 
 
+def test_each_formula_lives_in_one_module_by_concern() -> None:
+    """The serving equations are the concern modules' lists, each formula in one of them, none twice, in order."""
+    from mlsysim_nb.kinds.inference import cache, decode, fit, timing, weights
+
+    modules = {
+        "weights": [d.formula.name for d in weights.WEIGHTS],
+        "cache": [d.formula.name for d in cache.CACHE],
+        "fit": [d.formula.name for d in (*fit.FIT, *fit.STARTUP)],
+        "decode": [d.formula.name for d in (*decode.DECODE, *decode.PREFILL)],
+        "timing": [d.formula.name for d in timing.TIMING],
+    }
+    every = [name for names in modules.values() for name in names]
+    assert every == list(InferenceMemoryScenario.EQUATIONS.names)
+    assert len(every) == len(set(every))
+    assert modules["weights"] == ["split_parameters", "kv_heads_per_device", "kv_head_replicas", "kept_weights",
+                                  "weights"]  # fmt: skip
+    assert {"expert_weights", "lookup_weights"} <= {
+        d.formula.name for d in weights.PARTS
+    }  # weights, read apart by a step
+    assert modules["cache"][0] == "kv_cache_per_token" and "max_batch_size" in modules["fit"]
+
+
 def test_the_branching_formulas_are_few_and_listed() -> None:
     """Only these serving formulas choose between expressions, each on a flag the scenario sets."""
     formulas = InferenceMemoryScenario.EQUATIONS.formulas
     branching = sorted(n for n, f in formulas.items() if f.is_branching)
     assert branching == [
-        "block_waste", "decode_allreduce_time", "decode_flops_per_step", "expert_weights", "fit_blocks",
-        "kv_cache", "kv_tokens", "lookup_weights", "max_context_length", "prefill_allreduce_time", "prefill_flops",
-        "prompt_tokens", "sequence_memory", "serving_link_bandwidth", "weights", "weights_read_per_step",
+        "block_waste", "blocks_per_sequence", "chunk_tokens", "decode_allreduce_time", "decode_flops_per_step", "expert_weights",
+        "fit_blocks", "kv_cache", "kv_tokens", "lookup_weights", "max_context_length", "prefill_allreduce_time",
+        "prefill_flops", "prompt_tokens", "sequence_memory", "serving_link_bandwidth", "vllm_blocks_per_request",
+        "weights", "weights_read_per_step",
     ]  # fmt: skip
 
 

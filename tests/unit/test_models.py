@@ -23,11 +23,10 @@ def test_every_shipped_configuration_names_its_config_json(key: str) -> None:
 
 
 def test_the_2025_models_are_shipped() -> None:
-    """DeepSeek-V3, Qwen3 8B and 30B-A3B, Gemma 3 27B, gpt-oss 20B and 120B are every kind's; Bamba 9B waits."""
-    assert {"deepseek-v3", "gemma-3-27b", "gpt-oss-120b", "gpt-oss-20b", "qwen3-30b-a3b", "qwen3-8b"} <= set(
-        configuration_keys()
-    )
-    assert pending_keys() == ("bamba-9b",)
+    """DeepSeek-V3, Qwen3 8B and 30B-A3B, Gemma 3 27B, gpt-oss 20B and 120B and the two hybrids are every kind's."""
+    assert pending_keys() == ()
+    assert {"deepseek-v3", "gemma-3-27b", "gpt-oss-120b", "gpt-oss-20b", "qwen3-30b-a3b", "qwen3-8b", "bamba-9b",
+            "nemotron-h-8b"} <= set(configuration_keys())  # fmt: skip
     assert not set(pending_keys()) & set(configuration_keys())
 
 
@@ -53,5 +52,6 @@ def test_the_pending_configurations_are_read_with_their_exact_counts() -> None:
     assert int(Workloads.configuration("deepseek-v3").active_parameters.magnitude) == 37_552_282_624
     assert int(Workloads.configuration("gpt-oss-120b").parameters.magnitude) == 116_829_156_672
     assert not set(pending_keys()) & set(Workloads.configurations())
+    assert {"bamba-9b", "nemotron-h-8b"} <= set(Workloads.configurations())
     with pytest.raises(FieldError, match=r"configuration\.key: must be one of .*bamba-9b"):
         read_configuration("llama-5")

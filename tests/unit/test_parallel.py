@@ -496,6 +496,27 @@ def test_llama3_8b_zero3_by_hand() -> None:
     assert not s.variant(zero_stage=0).fits
 
 
+def test_bamba_9b_full_fine_tune_by_hand() -> None:
+    """Bamba 9B on one H100: 9,780,235,392 x 16 B of state; 29 Mamba-2 layers, 3 attention layers, the output layer.
+
+    A Mamba-2 layer (fused kernel, BF16, 4,096 tokens): 4,096 x 2 x (4 x 4,096 + 16,768 + 8,192 + 3 x 14,336) +
+    4,096 x 4 = 691,027,968 B; an attention layer 570,949,632 B (tests/unit/test_mamba2.py); the output layer and loss
+    2 x 2 x 4,096 x 4,096 + 4 x 4,096 x 128,256. 180.4 GB: no fit. ZeRO-3 on 8 shards the state: 43.5 GB, a fit.
+    """
+    s = PARALLEL_CASES["Bamba9BFullFineTuneOnH100"](None)
+    assert _bytes(s.state_per_device) == 9_780_235_392 * 16 == 156_483_766_272
+    mamba = 4096 * 2 * (4 * 4096 + 16768 + 8192 + 3 * 14336) + 4096 * 4
+    assert mamba == 691_027_968
+    layers = 29 * mamba + 3 * 570_949_632
+    assert _bytes(s.first_stage_layer_activations) == layers == 21_752_659_968
+    output = 2 * 2 * 4096 * 4096 + 4 * 4096 * 128_256
+    assert _bytes(s.total_per_device) == 156_483_766_272 + layers + output == 180_404_881_408
+    assert not s.fits
+    sharded = PARALLEL_CASES["Bamba9BZero3On8H100"](None)
+    assert _bytes(sharded.total_per_device) == 156_483_766_272 / 8 + layers + output == 43_481_585_920
+    assert sharded.fits
+
+
 # -- the output layer: the first and the last pipeline stage ------------------------------------------------------
 
 _LLAMA_8B_OUTPUT = 2 * 2 * 8192 * 4096 + 4 * 8192 * 128_256  # final norm and output layer inputs, FP32 logits

@@ -35,6 +35,9 @@ PUBLISHED = {
     "gemma-3-27b": 27_009_346_304,
     "gpt-oss-20b": 20_914_757_184,
     "gpt-oss-120b": 116_829_156_672,
+    # the hybrids: transformers' meta-device counts (tests/measure/test_families_2025.py), the model cards' 9.78B and 8B
+    "bamba-9b": 9_780_235_392,
+    "nemotron-h-8b": 8_100_852_736,
 }
 
 

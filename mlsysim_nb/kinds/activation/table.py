@@ -116,6 +116,12 @@ def _coefficients(
             continue
         scored = row.shape.count("s") == 2
         if row.shape.count("b") != 1 or row.shape.count("s") not in (1, 2) or scored != (row.recompute == "selective"):
+            if row.shape.count("s") == 0 and implementation == "transformers":  # a padded convolution, a chunked scan
+                msg = (f"'transformers' keeps {row.label} ({' x '.join(row.shape)}), which is not per token (the "
+                       "Mamba-2 path pads the convolution and the scan's chunks): the layer table's "
+                       "layer_saved_bytes gives it exactly; use implementation='megatron' (the fused kernel's "
+                       "per-token rows)")  # fmt: skip
+                raise FieldError(_OWNER, "implementation", msg)
             msg = f"row {row.key!r} ({row.shape}) is neither per token nor per attention score"
             raise AssertionError(msg)
         units, fixed = _per_element(row, dims, narrow, reference)

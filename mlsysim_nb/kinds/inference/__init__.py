@@ -1,8 +1,9 @@
 """The serving kind: a trained model's weights and key/value cache against the devices that serve it.
 
-``model`` holds :class:`InferenceMemoryScenario` (fields and properties), ``physics`` its equations,
-``table`` what it reads of the layer table, ``view`` its presentation as data and ``cases`` its named
-scenarios. This file is the declaration :mod:`mlsysim_nb.kinds` reads; the class loads on first use.
+``model`` holds :class:`InferenceMemoryScenario` (fields and properties), ``physics`` its equations (assembled
+from ``weights``, ``cache``, ``fit``, ``decode`` and ``timing``), ``table`` what it reads of the layer table,
+``view`` its presentation as data and ``cases`` its named scenarios. This file is the declaration
+:mod:`mlsysim_nb.kinds` reads; the class loads on first use.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mlsysim_nb.errors import FieldError
+from mlsysim_nb.kinds.inference.fit import default_chunk
 from mlsysim_nb.kinds.inference.physics import EQUATIONS
 from mlsysim_nb.kinds.inference.table import kept_groups, parameter_groups
 from mlsysim_nb.kinds.inference.timing import serving_links
@@ -135,6 +136,12 @@ class InferenceMemoryScenario(InferenceView, Scenario):
     block_size: Any = knob(
         16, kind="count", symbol="s_blk", label="cache block (tokens)", high=4096, control="log",
         help="tokens per block of the paged KV cache (16 by default in vLLM)",
+    )  # fmt: skip
+    chunk_length: Any = knob(
+        None, kind="count", symbol="C_given", label="stated prefill chunk (tokens)", high=2**24, optional=True,
+        control="log", help="tokens vLLM's scheduler takes per step (its max_num_batched_tokens), which its "
+        "start-up concurrency reserves beside a sliding window; None: vllm serve's default, 8192 on a device of at "
+        "least 70 GiB that is not an A100, else 2048",
     )  # fmt: skip
     tensor_parallel: Any = knob(
         1, kind="count", symbol="t", label="tensor-parallel devices", high=1024, control="log",
@@ -301,6 +308,8 @@ class InferenceMemoryScenario(InferenceView, Scenario):
             experts_per_token=w.experts_per_token,
             has_experts=bool(w.experts),
             prompt_given=env["prompt_length"] is not None,
+            chunk_given=env["chunk_length"] is not None,
+            default_chunk=default_chunk(node),
             capacity=node.memory._capacity_bytes,  # noqa: SLF001 - converted once in Memory
             bandwidth=node.memory._bandwidth_bytes_per_second,  # noqa: SLF001
             peak_flops=None if node.peak_flops is None else float(node.peak_flops.m_as("FLOP/second")),
@@ -313,9 +322,16 @@ class InferenceMemoryScenario(InferenceView, Scenario):
             "experts_per_token": f"a mixture of experts ({w.name} has a dense MLP)",
             "peak_flops": f"hardware.peak_flops ({node.name} gives none)",
             "prompt_length": "a stated prompt_length",
+            "chunk_length": "a stated chunk_length",
+            "default_chunk": f"a stated chunk_length (vllm serve's default rule is the GPUs'; {node.name} is not one)",
+            "cache_groups": (
+                f"layers of one kind of cache ({w.name} mixes kinds: vLLM's hybrid allocator then groups its "
+                "full-context, windowed and state layers into groups of equal size, which this figure does not follow)"
+            ),
             "link_bandwidth": f"hardware.link_bandwidth ({node.name} gives none)",
             "network_bandwidth": f"hardware.network_bandwidth ({node.name} gives none)",
         }
+        env["cache_groups"] = None if env["has_mixed_cache"] else 1
         return env, needs
 
     # -- weights per device
@@ -340,6 +356,13 @@ class InferenceMemoryScenario(InferenceView, Scenario):
     max_batch_size = derived("max_batch_size", post=lambda v: v.astype(np.int64) if is_array(v) else int(v))
     fit_blocks = derived("fit_blocks", post=lambda v: v.astype(np.int64) if is_array(v) else int(v))
     max_context_length = derived("max_context_length", post=lambda v: v.astype(np.int64) if is_array(v) else int(v))
+    # -- vLLM's start-up figure
+    chunk_tokens = derived("chunk_tokens", post=lambda v: v.astype(np.int64) if is_array(v) else int(v))
+    vllm_cache_blocks = derived("vllm_cache_blocks", post=lambda v: v.astype(np.int64) if is_array(v) else int(v))
+    vllm_blocks_per_request = derived(
+        "vllm_blocks_per_request", post=lambda v: v.astype(np.int64) if is_array(v) else int(v)
+    )
+    vllm_max_concurrency = derived("vllm_max_concurrency")
     # -- decode
     experts_touched = derived("experts_touched")
     lookup_weights = derived("lookup_weights")

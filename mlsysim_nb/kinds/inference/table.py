@@ -8,6 +8,8 @@ output layer (:func:`mlsysim_nb.layers.model_weights`) is sorted by its shape, n
 * a row with a query-head axis (``a``), an MLP-width axis (``f``, each expert's too) or a vocabulary axis
   (``v``: the token embeddings and the output layer) is split over the ``t`` devices, as Megatron-LM's
   column- and row-parallel layers and vocabulary-parallel embeddings split them (Shoeybi et al. 2019, Sec. 3);
+  so is a Mamba-2 row (its heads ``H_ssm``, groups ``G_ssm`` and the widths they make), as vLLM's MambaMixer2
+  splits them where t divides both (the mixer refuses any other t);
 * every other row (the norms' scales, the router, a bias of width ``h``) is replicated on every device.
 
 A lookup table (the token embeddings when the output layer has weights of its own, learned position
@@ -27,7 +29,8 @@ from mlsysim_nb.layers import Architecture
 
 __all__ = ["kept_groups", "parameter_groups"]
 
-_SPLIT_AXES = frozenset({"a", "f", "f_dense", "v"})
+#: Mamba-2's heads and groups split as vLLM's MambaMixer2 splits them (every width of its rows follows them).
+_SPLIT_AXES = frozenset({"a", "f", "f_dense", "v", "H_ssm", "G_ssm", "d_ssm", "c_ssm", "p_ssm"})
 
 
 #: the model-level rows a decode step reads only where the batch's tokens index them

@@ -52,6 +52,12 @@ _SECTIONS = (
         "max_batch_size",
     ),
     _S(
+        "vLLM's start-up log: the blocks it reserves per request",
+        _steps("chunk_tokens", "vllm_cache_blocks", "vllm_blocks_per_request", "vllm_max_concurrency"),
+        "vllm_max_concurrency",
+        when="has_sliding_window",
+    ),
+    _S(
         "Experts a decode step reads",
         _steps("experts_touched", "expert_weights"),
         "experts_touched",
@@ -149,6 +155,20 @@ def _width(value: Any) -> str:
     return _WIDTH_NAMES.get(float(value), f"{float(value):g} B")
 
 
+def _weights(key: str | None, value: Any) -> str:
+    """The weights in words: ``16-bit weights``, or a format's summary and its bytes per quantised weight.
+
+    ``"FP8 E4M3 weights in 128×128 blocks (1.00024 B per quantised weight)"``: the format's data
+    (``records/data/formats.toml``) names it; its 16-bit tensors are in the derivation.
+    """
+    if key is None:
+        return f"{_width(value)} weights"
+    from mlsysim_nb.records.formats import weight_format
+
+    fmt = weight_format(key)
+    return f"{fmt.summary} ({fmt.bytes_per_value:g} B per quantised weight)"
+
+
 class InferenceLike(ScenarioLike, Protocol):
     """What the serving view reads of its scenario, beyond every scenario's face."""
 
@@ -187,12 +207,21 @@ class InferenceLike(ScenarioLike, Protocol):
         """The ``tensor_parallel`` field."""
         ...
 
+    @property
+    def weight_format(self) -> str | None:
+        """The ``weight_format`` field."""
+        ...
+
     def speed(self) -> str:
         """The decode speed in words."""
         ...
 
     def unstated_lookups(self) -> tuple[str, ...]:
         """What the workload leaves unsaid about its lookup tables."""
+        ...
+
+    def startup_concurrency(self) -> str:
+        """The start-up figure vLLM logs, beside the steady state, in words."""
         ...
 
 
@@ -205,9 +234,14 @@ class InferenceView:
     COMPARISON_ROWS: ClassVar[tuple[str, ...]] = _COMPARISON_ROWS
 
     def default_title(self: InferenceLike) -> str:
-        """``"Llama 3.1 8B served in 16-bit on 1 × NVIDIA H100"``."""
+        """``"Llama 3.1 8B served in 16-bit on 1 × NVIDIA H100"``, or with a weight format's summary."""
+        on = f"on {self.tensor_parallel} × {self.hardware.name}"
+        if self.weight_format is not None:
+            from mlsysim_nb.records.formats import weight_format
+
+            return f"{self.workload.name} served with {weight_format(self.weight_format).summary} {on}"
         width = _width(self.magnitude("weight_bytes_per_parameter"))
-        return f"{self.workload.name} served in {width} on {self.tensor_parallel} × {self.hardware.name}"
+        return f"{self.workload.name} served in {width} {on}"
 
     def speed(self: InferenceLike) -> str:
         """The decode speed in words: time per token, tokens per second per sequence, and which bound sets it."""
@@ -226,8 +260,8 @@ class InferenceView:
         used = format_bytes(self.magnitude("total"))
         cap = format_bytes(self.magnitude("capacity"), binary=True)
         t = self.tensor_parallel
-        width = _width(self.magnitude("weight_bytes_per_parameter"))
-        head = f"{self.workload.name}, {width} weights, on {t} × {self.hardware.name}"
+        weights = _weights(self.weight_format, self.magnitude("weight_bytes_per_parameter"))
+        head = f"{self.workload.name}, {weights}, on {t} × {self.hardware.name}"
         line = f"{head}: {used} of {cap} per device"
         most = int(self.magnitude("max_batch_size"))
         b = int(self.batch_size)
@@ -272,7 +306,25 @@ class InferenceView:
                 f"Sliding-window attention: each layer keeps at most the last {window:,} tokens, the step's own "
                 "included (between steps transformers' cache holds one fewer)."
             )
+            startup = self.startup_concurrency()
+            if startup:
+                out.append(startup)
         return tuple(out)
+
+    def startup_concurrency(self: InferenceLike) -> str:
+        """The start-up figure vLLM logs, beside the steady state, in words ("" where it does not apply)."""
+        try:
+            figure = float(self.magnitude("vllm_max_concurrency"))
+        except NotApplicableError:  # layers of several kinds, or a device whose default chunk is not the GPUs'
+            return ""
+        return (
+            f"vLLM logs a maximum concurrency of {figure:.2f} for {int(self.context_length):,} tokens per request at "
+            f"start-up: it reserves {int(self.magnitude('vllm_blocks_per_request')):,} blocks per request (a "
+            f"prefill chunk of {int(self.magnitude('chunk_tokens')):,} tokens after the window's earlier ones, at most "
+            "the request's, and one block more) where a decoding sequence holds "
+            f"{int(self.magnitude('blocks_per_sequence')):,}; the largest batch here, "
+            f"{int(self.magnitude('max_batch_size')):,}, is the steady state's."
+        )
 
     def unstated_lookups(self: InferenceLike) -> tuple[str, ...]:
         """What the workload leaves unsaid about its lookup tables (its vocabulary, its position encoding)."""

@@ -61,6 +61,23 @@ CASES: dict[str, Factory] = {
         "selective recomputation: the layers keep 36.54 GB, the output layer and loss 4.34 GB (the FP32 logits "
         "of a 128,256-word vocabulary), on every device.",
     ),
+    "Bamba9BFullFineTuneOnH100": _mixed_precision_adam(
+        "bamba-9b", "H100", 4096, attention="fused",
+        name="Bamba 9B full fine-tune on one H100",
+        description="Mixed-precision Adam on the Mamba-2 hybrid from its config.json, micro-batch 1 of 4096 "
+        "tokens, fused kernels (FlashAttention; mamba_ssm's fused Mamba-2 scan), selective recomputation: "
+        "9.78 billion parameters x 16 B is 156.5 GB of state; the 29 Mamba-2 layers keep 0.69 GB each (the "
+        "projection's input and output, the scan's output, FP32 1/rms), the 3 attention layers 0.57 GB each, "
+        "21.75 GB in all, and the output layer and loss 2.17 GB: 180.4 GB, 2.1 times the H100's 80 GiB. It does "
+        "not fit; without the fused kernels (transformers' PyTorch path) a Mamba-2 layer would keep 5.46 GB.",
+    ),
+    "Bamba9BZero3On8H100": _mixed_precision_adam(
+        "bamba-9b", "H100", 4096, attention="fused", data_parallel=8, zero_stage=3,
+        name="Bamba 9B full fine-tune, ZeRO-3 on 8 H100",
+        description="As on one H100, on one 8-GPU node of data parallelism with ZeRO stage 3: the 156.5 GB of "
+        "state sharded 8 ways (19.56 GB per device) beside the 23.92 GB of activations every device keeps for "
+        "its own micro-batch: 43.5 GB per device, the run fits.",
+    ),
     "Llama3_1_70BZero3On8H100": _mixed_precision_adam(
         "llama-3.1-70b", "H100", 8192, "full", data_parallel=8, zero_stage=3,
         name="Llama 3.1 70B full fine-tune, ZeRO-3 on 8 H100",

@@ -250,6 +250,7 @@ class TrainingTimeScenario(TimeView, Scenario):
     output_operand_bytes = derived("output_operand_bytes")
     matrix_traffic = derived("matrix_traffic")
     matrix_operand_time = derived("matrix_operand_time")
+    output_layer_time = derived("output_layer_time")
     collective_cost = derived("collective_cost")
     tensor_bandwidth = derived("tensor_bandwidth")
     tensor_parallel_time = derived("tensor_parallel_time")

@@ -1,17 +1,12 @@
 """The time equations: how long one training iteration takes on a layout, and where the time goes.
 
-Arithmetic (Korthikanti et al. 2022, Appendix A; Narayanan et al. 2021, Sec. 5.1): a layer's forward pass
-multiplies each of its matrix parameters once per token (2 FLOPs) and computes the attention scores and their
-product with the values (``2·s·A`` FLOPs per token each); the backward pass does twice the forward's work;
-the output layer adds ``2·v·h`` per token forward. For Korthikanti's GPT layer (``12·h²`` matrix parameters,
-``A = h``) the model's FLOPs per iteration are ``72·B·s·L·h²·(1 + s/(6·h) + v/(12·h·L))``. Recomputation
-runs a forward pass again: the whole layer (full), or the attention scores only (selective: the matrix
-products ``Q·Kᵀ`` and scores·V, ``4·s·A`` FLOPs per token). Model FLOPs count the model's arithmetic once;
-hardware FLOPs add what recomputation runs again.
+The FLOPs are counted in :mod:`~mlsysim_nb.kinds.time.flops`, the communication per parallelism in
+:mod:`~mlsysim_nb.kinds.time.communication`; this module adds up one iteration (per device, nothing overlapped
+unless a field says so, as Megatron-LM ran these layouts):
 
-Time (per device, nothing overlapped unless a field says so, as Megatron-LM ran these layouts):
-
-* matrix work at ``η_mm`` of the device's peak, spread evenly over the ``N_d·t·p`` devices, and then the
+* the pipeline's last stage paces the others: it holds ``L/p`` layers like every stage, and the output layer
+  besides (Megatron-LM places it there), so every micro-batch's logits are its work too;
+* matrix work at ``η_mm`` of the device's peak, each stage's ``L/p`` layers over its ``N_d·t`` devices, and then the
   matrix products' own memory traffic (their inputs, weights and outputs; forward once, backward twice, the
   rerun again) at ``η_mem`` of the bandwidth, not overlapped with their arithmetic, as Calculon's A100 system
   counts an operation (Isaev et al. 2023; systems/a100_80g.json, ``"processing_mode": "no_overlap"``);
@@ -19,25 +14,19 @@ Time (per device, nothing overlapped unless a field says so, as Megatron-LM ran 
   bandwidth: the bytes the layer table says each token moves (:mod:`~mlsysim_nb.kinds.time.table`),
   forward once, backward twice (it reads the output's gradient and the saved input, writes the input's
   gradient), and again for what recomputation reruns;
-* tensor (and sequence) parallelism: four all-reduces of ``s·b·h`` values per layer and micro-batch (two
-  forward, two backward; with SP the same volume as all-gathers and reduce-scatters), six with full
-  recomputation (its forward rerun all-reduces again), over the node's links at ``η_link`` when the ``t``
-  devices sit in one node, else over the network at ``η_net``; under sequence parallelism the reduce-scatters
-  and all-gathers cost ``κ`` times their ring volume (Calculon's NVLink: 1.5, an all-reduce 1);
-* pipeline parallelism: each device sends one micro-batch's activations forward and their gradients
-  backward per virtual stage, ``s·b·h/t`` values each (Narayanan et al. 2021, Sec. 4.1, the scatter/gather
-  across the ``t`` links); the bubble of the interleaved schedule is ``(p − 1)/(m·n_micro)`` of the ideal time
-  (Narayanan et al. 2021, Sec. 2.2.2, with ``m`` virtual stages per device and ``n_micro`` micro-batches);
-* data parallelism: the gradient reduction (ZeRO's traffic at stage 3) over the network, exposed, or hidden
-  behind the backward pass as far as it lasts when overlapped; expert parallelism's all-to-alls, exposed;
-* the optimizer step at ``η_mem`` of the memory bandwidth (read the gradient, read and write the weights and
-  the optimizer state).
+* the bubble of the interleaved schedule, ``(p − 1)/(m·n_micro)`` of the ideal time of a stage's layers
+  (Narayanan et al. 2021, Sec. 2.2.2, with ``m`` virtual stages per device and ``n_micro`` micro-batches): the
+  fill and the drain pass through the stages that hold no output layer;
+* the data-parallel time left exposed, and the optimizer step at ``η_mem`` of the memory bandwidth (read the
+  gradient, read and write the weights and the optimizer state).
 """
 
 from __future__ import annotations
 
 from mlsysim_nb.formula import Case
 from mlsysim_nb.kinds.parallel.physics import EQUATIONS as PARALLEL_EQUATIONS
+from mlsysim_nb.kinds.time.communication import DATA_PARALLEL, MODEL_PARALLEL
+from mlsysim_nb.kinds.time.flops import ARITHMETIC
 from mlsysim_nb.model.equations import Equations, defined
 from mlsysim_nb.model.notation import RECORD_QUANTITIES, Quantity, quantity
 
@@ -45,92 +34,16 @@ __all__ = ["EQUATIONS", "NOTATION"]
 
 _D = defined
 
-_ARITHMETIC = [
-    _D(
-        "micro_batches",
-        "global_batch_size / (micro_batch * data_parallel)",
-        "Micro-batches each pipeline runs per iteration: the global batch over b sequences times N_d replicas.",
-        symbol="n_micro",
-        label="micro-batches per iteration",
-    ),
-    _D(
-        "tokens_per_iteration",
-        "global_batch_size * sequence",
-        "Tokens one iteration trains on: B sequences of s tokens.",
-        symbol="N_tok",
-        label="tokens per iteration",
-    ),
-    _D(
-        "layer_forward_flops_per_token",
-        "2 * layer_matrix_parameters + 4 * sequence * attention_width",
-        "Forward FLOPs of one layer per token: 2 per matrix parameter, and 2·s·A each for the scores Q·Kᵀ and "
-        "scores·V (a causal mask counted as the full square, as Korthikanti et al. 2022 count it).",
-        symbol="f_layer",
-        label="layer forward FLOPs per token",
-    ),
-    _D(
-        "output_forward_flops_per_token",
-        "2 * vocabulary * hidden_dim",
-        "Forward FLOPs of the output layer per token: the logits over the vocabulary.",
-        symbol="f_out",
-        label="output-layer forward FLOPs per token",
-    ),
-    _D(
-        "model_flops_per_token",
-        "3 * (layers * layer_forward_flops_per_token + output_forward_flops_per_token)",
-        "Model FLOPs per token: forward once, backward twice the forward.",
-        note="For Korthikanti's GPT layer, 72·s·L·h²·(1 + s/(6·h) + v/(12·h·L)) per sequence.",
-        symbol="F_model,tok",
-        label="model FLOPs per token",
-    ),
-    _D(
-        "model_flops_per_iteration",
-        "model_flops_per_token * tokens_per_iteration",
-        "Model FLOPs of one iteration (the numerator of MFU): the model's arithmetic, counted once.",
-        symbol="F_model",
-        label="model FLOPs per iteration",
-    ),
-    _D(
-        "recompute_flops_per_token",
-        doc="FLOPs recomputation runs again per token: its forward rerun.",
-        cases=(
-            Case(
-                "full recomputation: every layer's forward again",
-                "layers * layer_forward_flops_per_token",
-                when="recomputes_layers",
-            ),
-            Case(
-                "selective recomputation: the scores' matrix products again",
-                "layers * 4 * sequence * attention_width",
-                when="recomputes_scores",
-            ),
-            Case("no recomputation", "0"),
-        ),
-        note="Korthikanti et al.'s Table 5 counts 12·s·A per token and layer for selective recomputation, three "
-        "times the 4·s·A its forward rerun multiplies.",
-        symbol="F_rec,tok",
-        label="recomputed FLOPs per token",
-    ),
-    _D(
-        "hardware_flops_per_iteration",
-        "(model_flops_per_token + recompute_flops_per_token) * tokens_per_iteration",
-        "Hardware FLOPs of one iteration (the numerator of HFU): the model's, plus what recomputation reruns.",
-        symbol="F_hw",
-        label="hardware FLOPs per iteration",
-    ),
-]
-
 _TIME = [
     _D(
         "compute_time",
-        "tokens_per_iteration / devices / peak_flops * (layers * (6 * layer_matrix_parameters / projection_share"
-        " + 4 * sequence * attention_width * (1 / score_product_share + 2 / score_product_backward_share))"
-        " + 6 * vocabulary * hidden_dim / output_share)",
-        "The model's arithmetic on one device, each class at its own share of the peak: the projections (forward, "
+        "tokens_per_iteration / devices / peak_flops * layers * (6 * layer_matrix_parameters / projection_share"
+        " + 4 * sequence * attention_width * (1 / score_product_share + 2 / score_product_backward_share))",
+        "The layers' arithmetic on one device, each class at its own share of the peak: the projections (forward, "
         "the input's and the weights' gradients), the attention scores' products (forward, and a backward of twice "
-        "their FLOPs), the output layer.",
+        "their FLOPs).",
         "s",
-        note="Spread evenly over the devices: a pipeline's last stage also holds the output layer.",
+        note="Every stage holds L/p layers; the output layer is the last stage's own (t_out).",
         symbol="t_mm",
         label="compute",
         base="second",
@@ -259,27 +172,25 @@ _TIME = [
     ),
     _D(
         "matrix_traffic",
-        doc="Bytes one device's matrix products move per iteration: forward once, backward twice (the input's "
+        doc="Bytes one device's layers' matrix products move per iteration: forward once, backward twice (the input's "
         "gradient and the weights' gradient each read the saved input and the output's gradient), plus the rerun.",
         unit="GB",
         cases=(
             Case(
                 "full recomputation: every layer's products again",
-                "tokens_per_iteration / data_parallel / pipeline_parallel * (4 * layers * layer_operand_bytes"
-                " + 3 * output_operand_bytes)",
+                "4 * tokens_per_iteration / data_parallel / pipeline_parallel * layers * layer_operand_bytes",
                 when="recomputes_layers",
             ),
             Case(
                 "selective recomputation: the scores' products again",
-                "tokens_per_iteration / data_parallel / pipeline_parallel * (layers * (3 * layer_operand_bytes"
+                "tokens_per_iteration / data_parallel / pipeline_parallel * layers * (3 * layer_operand_bytes"
                 " + precision_bytes * (attention_operand_values + score_operand_values * heads * sequence)"
-                " / tensor_parallel) + 3 * output_operand_bytes)",
+                " / tensor_parallel)",
                 when="recomputes_scores",
             ),
             Case(
                 "no recomputation",
-                "3 * tokens_per_iteration / data_parallel / pipeline_parallel * (layers * layer_operand_bytes"
-                " + output_operand_bytes)",
+                "3 * tokens_per_iteration / data_parallel / pipeline_parallel * layers * layer_operand_bytes",
             ),
         ),
         symbol="T_mm",
@@ -297,121 +208,27 @@ _TIME = [
         base="second",
     ),
     _D(
-        "collective_cost",
-        doc="What a tensor-parallel collective costs against a ring all-reduce of the same tensor.",
-        cases=(
-            Case(
-                "sequence parallelism: reduce-scatters and all-gathers, each at κ times its ring volume",
-                "gather_scatter_cost",
-                when="sequence_split",
-            ),
-            Case("all-reduces", "1"),
-        ),
-        symbol="κ_TP",
-        label="collective cost multiple",
-    ),
-    _D(
-        "tensor_bandwidth",
-        doc="Bandwidth the tensor-parallel collectives get per device: the node's links when the t devices share "
-        "a node, else the network.",
-        unit="GB/s",
-        cases=(
-            Case("t devices in one node", "link_bandwidth * link_share", when="tensor_in_node"),
-            Case("t devices across nodes", "network_bandwidth * network_share"),
-        ),
-        symbol="BW_TP",
-        label="tensor-parallel bandwidth",
-        base="byte/second",
-    ),
-    _D(
-        "tensor_parallel_time",
-        doc="Tensor- and sequence-parallel collectives per iteration on one device, exposed: four of s·b·h per "
-        "layer and micro-batch, six with full recomputation, at κ_TP times an all-reduce's cost.",
-        unit="s",
-        cases=(
-            Case(
-                "full recomputation: the rerun forward's two again",
-                "1.5 * collective_cost * micro_batches * layers / pipeline_parallel"
-                " * tensor_parallel_traffic_per_layer / tensor_bandwidth",
-                when="recomputes_layers_split",
-            ),
-            Case(
-                "t > 1",
-                "collective_cost * micro_batches * layers / pipeline_parallel * tensor_parallel_traffic_per_layer"
-                " / tensor_bandwidth",
-                when="tensor_split",
-            ),
-            Case("no tensor parallelism", "0"),
-        ),
-        symbol="t_TP",
-        label="tensor-parallel communication",
+        "output_layer_time",
+        "tokens_per_iteration / (data_parallel * tensor_parallel) * 6 * vocabulary * hidden_dim"
+        " / (peak_flops * output_share) + 3 * tokens_per_iteration / data_parallel * output_operand_bytes"
+        " / (bandwidth * memory_share)",
+        "The output layer on the pipeline's last stage, which holds it whole: its logits' products (forward, the "
+        "input's and the weights' gradients) at η_out of the peak, and their operands at η_mem of the bandwidth.",
+        "s",
+        note="Every micro-batch passes the last stage, so it does this work besides its L/p layers and paces the "
+        "pipeline (Megatron-LM places the output layer there); the embedding's lookup on the first stage is a "
+        "gather, left out.",
+        symbol="t_out",
+        label="output layer",
         base="second",
     ),
-    _D(
-        "pipeline_bandwidth",
-        doc="Bandwidth between neighbouring pipeline stages per device: the node's links when every stage shares "
-        "a node, else the network.",
-        unit="GB/s",
-        cases=(
-            Case("the stages in one node", "link_bandwidth * link_share", when="pipeline_in_node"),
-            Case("the stages across nodes", "network_bandwidth * network_share"),
-        ),
-        symbol="BW_PP",
-        label="pipeline bandwidth",
-        base="byte/second",
-    ),
-    _D(
-        "pipeline_transfer_time",
-        doc="Point-to-point sends per iteration on one device: activations forward and gradients backward per "
-        "virtual stage and micro-batch, s·b·h/t values each, exposed.",
-        unit="s",
-        cases=(
-            Case(
-                "p > 1",
-                "2 * interleave * micro_batches * sequence * micro_batch * hidden_dim * precision_bytes"
-                " / tensor_parallel / pipeline_bandwidth",
-                when="pipelined",
-            ),
-            Case("no pipeline", "0"),
-        ),
-        symbol="t_p2p",
-        label="pipeline transfers",
-        base="second",
-    ),
-    _D(
-        "expert_bandwidth",
-        doc="Bandwidth the experts' all-to-alls get per device: the node's links when the e·t devices share a "
-        "node, else the network.",
-        unit="GB/s",
-        cases=(
-            Case("e·t devices in one node", "link_bandwidth * link_share", when="experts_in_node"),
-            Case("across nodes", "network_bandwidth * network_share"),
-        ),
-        symbol="BW_EP",
-        label="expert-parallel bandwidth",
-        base="byte/second",
-    ),
-    _D(
-        "expert_time",
-        doc="Expert parallelism's all-to-alls per iteration on one device, exposed.",
-        unit="s",
-        cases=(
-            Case(
-                "e > 1",
-                "micro_batches * layers / pipeline_parallel * expert_all_to_all_traffic_per_layer / expert_bandwidth",
-                when="experts_split",
-            ),
-            Case("no expert parallelism", "0"),
-        ),
-        symbol="t_EP",
-        label="expert all-to-all",
-        base="second",
-    ),
+    *MODEL_PARALLEL,
     _D(
         "pipeline_work_time",
         "compute_time + recompute_time + matrix_operand_time + elementwise_time + tensor_parallel_time"
-        " + pipeline_transfer_time + expert_time",
-        "One device's work on its micro-batches, back to back: the ideal pipeline's time.",
+        " + pipeline_transfer_time + expert_time + output_layer_time",
+        "The last stage's work on its micro-batches, back to back: its layers and the output layer, the ideal "
+        "pipeline's time (the slowest stage paces the others).",
         "s",
         symbol="t_ideal",
         label="ideal pipeline time",
@@ -427,54 +244,15 @@ _TIME = [
     ),
     _D(
         "bubble_time",
-        "bubble_fraction * pipeline_work_time",
-        "Time a device waits while the pipeline fills and drains.",
+        "bubble_fraction * (pipeline_work_time - output_layer_time)",
+        "Time the last stage waits while the pipeline fills and drains through the other stages, which hold no "
+        "output layer.",
         "s",
         symbol="t_bubble",
         label="bubble",
         base="second",
     ),
-    _D(
-        "data_bandwidth",
-        doc="Bandwidth the data-parallel reduction gets per device: the node's links when the N_d·t devices share "
-        "a node, else the network.",
-        unit="GB/s",
-        cases=(
-            Case("N_d·t devices in one node", "link_bandwidth * link_share", when="data_in_node"),
-            Case("across nodes", "network_bandwidth * network_share"),
-        ),
-        symbol="BW_DP",
-        label="data-parallel bandwidth",
-        base="byte/second",
-    ),
-    _D(
-        "data_parallel_time",
-        doc="The gradient reduction (and ZeRO's gathers) per iteration on one device.",
-        unit="s",
-        cases=(
-            Case("N_d > 1", "data_parallel_traffic / data_bandwidth", when="data_split"),
-            Case("one replica", "0"),
-        ),
-        symbol="t_DP",
-        label="data-parallel communication",
-        base="second",
-    ),
-    _D(
-        "exposed_data_parallel_time",
-        doc="The data-parallel time left on the critical path.",
-        unit="s",
-        cases=(
-            Case(
-                "overlapped: hidden behind the backward pass's matrix work as far as it lasts",
-                "max(0, data_parallel_time - 2 / 3 * compute_time)",
-                when="data_parallel_overlap",
-            ),
-            Case("exposed", "data_parallel_time"),
-        ),
-        symbol="t_DP,exp",
-        label="data-parallel communication, exposed",
-        base="second",
-    ),
+    *DATA_PARALLEL,
     _D(
         "optimizer_step_time",
         "update_bytes_per_parameter * trained_parameters / model_parallel / optimizer_shards"
@@ -579,4 +357,4 @@ NOTATION: dict[str, Quantity] = {
 }
 
 #: The time equations, with the many-device equations they read.
-EQUATIONS = Equations("the training-time equations", (*_ARITHMETIC, *_TIME), NOTATION, includes=(PARALLEL_EQUATIONS,))
+EQUATIONS = Equations("the training-time equations", (*ARITHMETIC, *_TIME), NOTATION, includes=(PARALLEL_EQUATIONS,))

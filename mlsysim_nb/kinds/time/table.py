@@ -38,6 +38,7 @@ from functools import lru_cache
 from typing import Any
 
 from mlsysim_nb import layers
+from mlsysim_nb.errors import FieldError
 from mlsysim_nb.layers import Architecture
 
 __all__ = ["layer_time_inputs", "projection_operations"]
@@ -73,6 +74,15 @@ def _inputs(arch: Architecture, width: float, eager: bool) -> tuple[float, ...]:
             float(split), float(2 * a * d + 2 * kv * d), float(score_values))  # fmt: skip
 
 
+def _refuse_other_layers(workload: Any, arch: Architecture) -> None:
+    """Every layer is counted as attention and an MLP: a model with other layers (a Mamba-2 hybrid) is refused."""
+    other = sorted({layer.mixer for layer in arch.layer_kinds() if layer.mixer != "attention" or not layer.mlp})
+    if other:
+        msg = (f"models {workload.name}, whose layers are not all attention and an MLP ({', '.join(other)}): the time "
+               "of a Mamba-2 layer or of a layer of one part is not described yet")  # fmt: skip
+        raise FieldError("TrainingTimeScenario", "layout", msg)
+
+
 def layer_time_inputs(workload: Any, ffn_multiple: float, width: float, attention: str) -> dict[str, Any]:
     """The layer's matrix parameters, attention width and element-wise bytes per token, by name.
 
@@ -80,6 +90,7 @@ def layer_time_inputs(workload: Any, ffn_multiple: float, width: float, attentio
     ``width`` is the activation width in bytes; ``attention`` is ``"eager"`` or ``"fused"``.
     """
     arch = workload.architecture()
+    _refuse_other_layers(workload, arch)
     if workload.reference_style:  # the MLP is f·h wide, as the activation scenario says
         arch = dataclasses.replace(arch, ffn=round(float(ffn_multiple) * int(workload.hidden_dim)))
     matrix, attention_width, sp_bytes, tp_bytes, score_bytes, unsplit, split, attention_io, score_values = _inputs(

@@ -42,10 +42,11 @@ _SECTIONS = (
             ("layer_elementwise_bytes", "layer_elementwise_bytes"),
             ("elementwise_traffic", "elementwise_traffic"),
             ("layer_operand_bytes", "layer_operand_bytes"),
-            ("output_operand_bytes", "output_operand_bytes"),
             ("matrix_traffic", "matrix_traffic"),
             ("matrix_operand_time", "matrix_operand_time"),
             ("elementwise_time", "elementwise_time"),
+            ("output_operand_bytes", "output_operand_bytes"),
+            ("output_layer_time", "output_layer_time"),
         ),
         "compute_time",
     ),
@@ -153,9 +154,10 @@ _NOTES = (
     (
         "Excludes",
         (
-            "Kernel launch gaps, achieved shares that depend on an operation's size, the collectives' own memory "
-            "traffic, the loss and the embedding lookups' memory traffic, tensor-parallel communication "
-            "overlapped with computation, stragglers and failures; the data loader."
+            "Kernel launch gaps, achieved shares that depend on an operation's size (unless share_curves says "
+            "so), the collectives' own memory traffic, the loss and the embedding lookups' memory traffic, the "
+            "tied embedding's gradient all-reduce between the first and last stage, tensor-parallel "
+            "communication overlapped with computation, stragglers and failures; the data loader."
         ),
     ),
 )
@@ -166,6 +168,7 @@ _COMPARISON_ROWS = (
     "recompute_time",
     "matrix_operand_time",
     "elementwise_time",
+    "output_layer_time",
     "communication_time",
     "bubble_time",
     "optimizer_step_time",
@@ -180,6 +183,7 @@ TIME_PARTS = (
     ("recompute", "recompute_time"),
     ("matrix operands", "matrix_operand_time"),
     ("elementwise", "elementwise_time"),
+    ("output layer", "output_layer_time"),
     ("communication exposed", "communication_time"),
     ("bubble", "bubble_time"),
     ("optimizer step", "optimizer_step_time"),

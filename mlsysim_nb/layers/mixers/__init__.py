@@ -10,7 +10,8 @@ layer table asks of that mixer:
   block keeps for backward, in the paper's (``"megatron"``) or the framework's (``"transformers"``) accounting;
 * ``cache(arch)``: the :class:`~mlsysim_nb.layers.rows.Cached` rows a serving engine keeps per layer (per
   token, or a fixed state per sequence), which the serving kind sums as the parameter count sums weights;
-* ``symbols(arch)``: the sizes of the symbols of its own that its rows use (a state size, a latent width);
+* ``symbols(arch)``: the sizes of the symbols of its own that its rows use (a state size, a latent width), and
+  ``run_symbols(arch, seq_len)`` those that follow a run's sequence length (a chunked scan's chunks);
 * ``per_device(arch, t, engine)`` and ``refusal(arch, t, engine)``: its tensor-parallel rule, one per
   engine (:data:`ENGINES`): the sizes of its symbols on one of ``t`` devices, and the rule a refused ``t``
   breaks with the engine's reason (``None`` when it accepts it). The training kinds follow Megatron-LM, the
@@ -54,6 +55,10 @@ class Mixer:
 
     def symbols(self, arch: Architecture) -> dict[str, int]:
         """Sizes of the symbols of its own that its rows use (beyond :data:`~mlsysim_nb.layers.rows.SYMBOLS`)."""
+        return {}
+
+    def run_symbols(self, arch: Architecture, seq_len: Any) -> dict[str, Any]:
+        """Sizes of its symbols that follow the sequence length of a run (a chunked scan's padded length)."""
         return {}
 
     def weights(self, arch: Architecture) -> tuple[Weight, ...]:

@@ -134,7 +134,7 @@ class Attention(Mixer):
             core = _framework_fused(arch, device) if attention == "fused" else _framework_eager(arch, llama)
             head = [Saved("qkv_input", "QKV input" + (" (the norm's output)" if llama else ""), "attention", _H,
                           split="sp", paper="qkv_input")]  # fmt: skip
-            if llama:
+            if llama and arch.positions is not None:  # Nemotron-H's attention has no position encoding
                 half = arch.attention_sinks  # gpt-oss's rotary tables hold half a head each
                 head.append(Saved("rotary", "rotary cos and sin" + (" (half a head each)" if half else ""),
                                   "attention", ("s", "d"), count=1 if half else 2, split="none", per_model=True,
