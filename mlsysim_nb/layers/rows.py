@@ -182,7 +182,10 @@ class Saved:
 class Weight:
     """One weight tensor (or ``count`` equal ones) of a layer or of the embeddings and output layer.
 
-    ``per_expert`` weights are repeated for each routed expert (the experts' MLPs).
+    ``per_expert`` weights are repeated for each routed expert (the experts' MLPs). ``matrix``: whether a token
+    multiplies it (2 FLOPs per parameter forward); ``None``: a row with the hidden width ``h`` and another axis
+    is a matrix, anything else (norms, biases, a convolution's taps) is not. A matrix between two other widths
+    (latent attention's decompressions) says so.
     """
 
     key: str
@@ -191,6 +194,14 @@ class Weight:
     shape: tuple[str, ...]
     count: int = 1
     per_expert: bool = False
+    matrix: bool | None = None
+
+    @property
+    def multiplied(self) -> bool:
+        """Whether a token multiplies this weight as a matrix (see ``matrix``)."""
+        if self.matrix is not None:
+            return self.matrix
+        return "h" in self.shape and len(self.shape) >= 2
 
     def parameters(self, dims: Dims, *, active: bool = False) -> int:
         """Parameters of this row; ``active``: those one token uses (k of the E experts)."""

@@ -124,7 +124,7 @@ class LatentAttention(Mixer):
             rows = [
                 Weight("wq_a", "query latent projection", "attention", ("h", "r_q")),
                 Weight("norm_q_latent", "query latent norm", "attention", ("r_q",)),
-                Weight("wq_b", "Q from the query latent", "attention", ("r_q", "a", "d_qk")),
+                Weight("wq_b", "Q from the query latent", "attention", ("r_q", "a", "d_qk"), matrix=True),
             ]
         else:
             rows = [Weight("wq", "Q projection", "attention", ("h", "a", "d_qk"))]
@@ -133,8 +133,8 @@ class LatentAttention(Mixer):
             Weight("wkv_a", "key/value latent projection", "attention", ("h", "r_kv")),
             Weight("wk_rope", "rotary key projection (one head)", "attention", ("h", "d_rope")),
             Weight("norm_kv_latent", "key/value latent norm", "attention", ("r_kv",)),
-            Weight("wk_b", "keys from the latent", "attention", ("r_kv", "a", "d_nope")),
-            Weight("wv_b", "values from the latent", "attention", ("r_kv", "a", "d_v")),
+            Weight("wk_b", "keys from the latent", "attention", ("r_kv", "a", "d_nope"), matrix=True),
+            Weight("wv_b", "values from the latent", "attention", ("r_kv", "a", "d_v"), matrix=True),
             Weight("wo", "output projection", "attention", ("a", "d_v", "h")),
         )
 
