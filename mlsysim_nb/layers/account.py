@@ -92,7 +92,8 @@ def lines(
     """Each kept row's bytes on one device of a tensor-parallel group of ``tensor_parallel``.
 
     ``strategy`` ``"full"`` keeps the layer's input alone (and the rows kept once per model);
-    ``per_model=False`` leaves those per-model rows out (the rotary tables), to count them once for a model.
+    ``per_model=False`` leaves those per-model rows out (the rotary tables), to count them once for a model, and the
+    weight-sized copies (:attr:`Saved.weight_sized`), to count them once per layer.
     ``reference_scaling``: every row at its bytes at 16 bits times ``dtype_bytes / 2``, as the reference
     implementation (mlsysim) scales the paper's 16-bit coefficients to another precision (a dropout mask then
     takes 2 bytes in FP32, where a GPU keeps 1).
@@ -102,10 +103,11 @@ def lines(
     if not isinstance(tensor_parallel, int) or tensor_parallel < 1:
         raise FieldError(_OWNER, "tensor_parallel", f"must be a whole number of at least 1, got {tensor_parallel!r}")
     if strategy == "full":
-        rows = (LAYER_INPUT, *(r for r in rows if r.per_model))
+        rows = (LAYER_INPUT, *(r for r in rows if r.per_model or r.weight_sized))
     out = []
     for row in rows:
-        if (row.per_model and not per_model) or not row.kept(strategy if strategy != "full" else "none"):
+        apart = row.per_model or row.weight_sized  # counted apart from the per-token figure
+        if (apart and not per_model) or not row.kept(strategy if strategy != "full" else "none"):
             continue
         split = row.split == "tp" or (row.split == "sp" and sequence_parallel)
         size = (
@@ -130,7 +132,10 @@ def layer_saved_bytes(
     per_model: bool = False,
     reference_scaling: bool = False,
 ) -> float:
-    """Bytes one decoder layer saves on one device (the per-model rotary tables left out unless ``per_model``)."""
+    """Bytes one decoder layer saves on one device.
+
+    The per-model rotary tables and the weight-sized copies (Gemma's FP32 1 + w) are left out unless ``per_model``.
+    """
     rows = layer_rows(arch, implementation, attention, device)
     found = lines(rows, arch.dims(seq_len, micro_batch), dtype_bytes=dtype_bytes, strategy=strategy,
                   tensor_parallel=tensor_parallel, sequence_parallel=sequence_parallel, device=device,
@@ -177,7 +182,11 @@ def model_saved_bytes(
     one = layer_saved_bytes(arch, seq_len=seq_len, micro_batch=micro_batch, dtype_bytes=dtype_bytes, **options)
     every = layer_saved_bytes(arch, seq_len=seq_len, micro_batch=micro_batch, dtype_bytes=dtype_bytes,
                               per_model=True, **options)  # fmt: skip
-    total = layers * one + (every - one)
+    rows = layer_rows(arch, options.get("implementation", "megatron"), options.get("attention", "eager"),
+                      options.get("device", "gpu"))  # fmt: skip
+    copies = lines(tuple(r for r in rows if r.weight_sized and not r.per_model), arch.dims(seq_len, micro_batch),
+                   dtype_bytes=dtype_bytes, device=options.get("device", "gpu"))  # fmt: skip
+    total = layers * one + (every - one) + (layers - 1) * sum(line.bytes for line in copies)
     if output:
         kept = {k: v for k, v in options.items() if k in ("implementation", "tensor_parallel", "sequence_parallel")}
         total += output_saved_bytes(arch, seq_len=seq_len, micro_batch=micro_batch, dtype_bytes=dtype_bytes, **kept)

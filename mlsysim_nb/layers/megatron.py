@@ -17,7 +17,12 @@ elementwise op keeps what its derivative needs, fused kernels keep nothing in be
   instead of the s² scores;
 * a mixture of experts routes each token to k experts: the router's FP32 probabilities, the dispatched
   tokens, each expert's MLP tensors for s·b·k tokens, the experts' outputs and the FP32 routing weights;
-  shared experts add a dense MLP for every token. RMSNorm keeps its input, as LayerNorm does.
+  shared experts add a dense MLP for every token; a mixture's dense layers (DeepSeek's first
+  ``first_k_dense_replace``) keep a dense MLP of their own width. RMSNorm keeps its input, as LayerNorm does;
+* norms beyond the paper's two keep their inputs too: Qwen3's and Gemma 3's norms over each head's Q and K
+  (``s·b·a·d`` and ``s·b·kv·d``), Gemma's norms after attention and after the MLP (``s·b·h`` each);
+* attention sinks (gpt-oss): the softmax runs over one more column per row, the sink's (``b·a·s``);
+* latent attention (DeepSeek-V2/V3): its mixer's rows (:mod:`mlsysim_nb.layers.mixers.latent_attention`).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from mlsysim_nb.layers.rows import Saved
 __all__ = ["LAYER_INPUT", "megatron_layer", "megatron_output"]
 
 _NORM = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}
+_SANDWICH = "Gemma's norms after attention and after the MLP keep their inputs, as the paper's norms do"
 _ACTIVATION = {"gelu": "GeLU", "silu": "SiLU", "relu2": "squared ReLU"}
 
 #: What full recomputation keeps of a layer: its input, whole on every device unless sequence-parallel.
@@ -66,9 +72,10 @@ def _experts(arch: Architecture) -> list[Saved]:
     return rows
 
 
-def _dense_mlp(arch: Architecture) -> list[Saved]:
+def _dense_mlp(arch: Architecture, width: str = "f") -> list[Saved]:
+    """The dense MLP's wide tensors; ``width`` ``"f_dense"`` for a mixture's dense layers (DeepSeek's first ones)."""
     rows = _mlp(arch, ("s", "b"), "MLP")
-    return [Saved(r.key.removeprefix("MLP_"), r.label, r.block, r.shape, paper=r.paper) for r in rows]
+    return [Saved(r.key.removeprefix("MLP_"), r.label, r.block, (*r.shape[:-1], width), paper=r.paper) for r in rows]
 
 
 def megatron_layer(arch: Architecture, attention: str = "eager", layer: Layer | None = None) -> tuple[Saved, ...]:
@@ -92,14 +99,23 @@ def megatron_layer(arch: Architecture, attention: str = "eager", layer: Layer | 
     if arch.hidden_dropout > 0 and layer.has_mixer:
         rows.append(Saved("attention_dropout_mask", "attention dropout mask", "attention", tokens, width="mask",
                           split="sp", paper="attention_dropout_mask"))  # fmt: skip
+    if arch.sandwich_norms:  # Gemma 2 and 3: a norm on the attention's output before the residual
+        rows.append(Saved("ln_post_attention_input", f"{norm} post-attention input", "layer norms", tokens,
+                          split="sp", note=_SANDWICH))  # fmt: skip
     rows += [
         Saved("ln2_input", f"{norm} 2 input", "layer norms", tokens, split="sp", paper="ln2_input"),
         Saved("mlp_input", "MLP input", "MLP", tokens, split="sp", paper="mlp_input"),
-        *(_experts(arch) if arch.moe else _dense_mlp(arch)),
     ]
+    if arch.moe and not layer.dense:
+        rows += _experts(arch)
+    else:
+        rows += _dense_mlp(arch, "f_dense" if arch.moe else "f")
     if arch.hidden_dropout > 0:
         rows.append(Saved("mlp_dropout_mask", "MLP dropout mask", "MLP", tokens, width="mask", split="sp",
                           paper="mlp_dropout_mask"))  # fmt: skip
+    if arch.sandwich_norms:
+        rows.append(Saved("ln_post_mlp_input", f"{norm} post-MLP input", "layer norms", tokens, split="sp",
+                          note=_SANDWICH))  # fmt: skip
     return tuple(rows)
 
 

@@ -56,6 +56,11 @@ DEVICE_EFFECTS = {
         "math path, which upcasts Q, K and V to FP32, repeats K and V to every head and keeps the FP32 "
         "scores, the dropout mask and the dropped scores: the s² terms return, at 4 bytes an element."
     ),
+    "cpu sdpa unequal head dims": (
+        "On the CPU, PyTorch's scaled_dot_product_attention has no fused kernel when the keys' head dimension "
+        "differs from the values' (latent attention: d_qk ≠ d_v) and runs its math path: FP32 copies of Q, K and V "
+        "and the FP32 scores, s² terms at 4 bytes an element."
+    ),
 }
 
 
@@ -116,8 +121,9 @@ class Saved:
     ``paper`` names the row of Korthikanti et al.'s count it stands for (``None`` when the paper has no such
     tensor); ``note`` says why a framework's row differs from the paper's. ``narrow_only`` rows exist only
     when the activations are narrower than FP32 (a cast to FP32 that is a no-op in FP32), ``wide_only`` rows only
-    in FP32; ``per_model`` rows
-    are kept once per model, not once per layer (the rotary tables every layer reads).
+    in FP32; ``per_model`` rows are kept once per model, not once per layer (the rotary tables every layer reads).
+    A row whose shape has no ``s`` is a weight-sized copy a layer keeps whatever the tokens (Gemma's RMSNorm keeps
+    ``1 + w`` in FP32).
     """
 
     key: str
@@ -136,7 +142,8 @@ class Saved:
     #: pattern), where one layer's figure is the mean over the model's layers.
     share: float = 1
     #: Exists only when the activations are FP32: a cast to FP32 that is a no-op there returns a view, which keeps
-    #: a whole FP32 storage alive, where a narrower run keeps a copy of one part (a ``narrow_only`` row).
+    #: a whole FP32 storage alive, where a narrower run keeps a copy of one part (a ``narrow_only`` row; the rotary
+    #: key beside DeepSeek's key/value latent in one projection's output).
     wide_only: bool = False
 
     def __post_init__(self) -> None:
@@ -156,6 +163,16 @@ class Saved:
             return 0
         return self.elements(dims) * element_bytes(self.width, dtype_bytes, device)
 
+    @property
+    def weight_sized(self) -> bool:
+        """A weight-sized copy a layer keeps whatever the run: no ``s`` nor ``b`` in its shape (Gemma's FP32 1 + w).
+
+        Counted once per layer outside the per-token figure, as the rows kept once per model are counted apart, and
+        kept under every recomputation (full recomputation would keep none of them across layers: a stated
+        over-count of a few kB to a few MB a layer).
+        """
+        return "s" not in self.shape and "b" not in self.shape
+
     def kept(self, strategy: str) -> bool:
         """Whether this row stays saved under ``strategy`` (``"none"`` or ``"selective"``; full keeps the input)."""
         return strategy == "none" or (strategy == "selective" and self.recompute != "selective")
@@ -165,7 +182,10 @@ class Saved:
 class Weight:
     """One weight tensor (or ``count`` equal ones) of a layer or of the embeddings and output layer.
 
-    ``per_expert`` weights are repeated for each routed expert (the experts' MLPs).
+    ``per_expert`` weights are repeated for each routed expert (the experts' MLPs). ``matrix``: whether a token
+    multiplies it (2 FLOPs per parameter forward); ``None``: a row with the hidden width ``h`` and another axis
+    is a matrix, anything else (norms, biases, a convolution's taps) is not. A matrix between two other widths
+    (latent attention's decompressions) says so.
     """
 
     key: str
@@ -174,6 +194,14 @@ class Weight:
     shape: tuple[str, ...]
     count: int = 1
     per_expert: bool = False
+    matrix: bool | None = None
+
+    @property
+    def multiplied(self) -> bool:
+        """Whether a token multiplies this weight as a matrix (see ``matrix``)."""
+        if self.matrix is not None:
+            return self.matrix
+        return "h" in self.shape and len(self.shape) >= 2
 
     def parameters(self, dims: Dims, *, active: bool = False) -> int:
         """Parameters of this row; ``active``: those one token uses (k of the E experts)."""

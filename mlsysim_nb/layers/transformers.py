@@ -1,10 +1,13 @@
 """The framework's accounting: what Hugging Face transformers' own modules keep for backward (version 5.x).
 
-Read from the modules' source (``transformers/models/{gpt2,llama,mistral,qwen2,mixtral}/modeling_*.py``,
-``loss/loss_utils.py``) and measured with saved-tensor hooks (:mod:`mlsysim_nb.measure.hf`). Two module
-families: GPT-2's (``GPT2Block``: LayerNorm, GeLU MLP, dropout) and Llama's (``LlamaDecoderLayer`` and
-Mistral's, Qwen2's and Mixtral's, which share its attention, RMSNorm and rotary code). Each row that
-differs from the paper's accounting (:mod:`mlsysim_nb.layers.megatron`) says why in its ``note``.
+Read from the modules' source (``transformers/models/{gpt2,llama,mistral,qwen2,mixtral,qwen3,qwen3_moe,gemma3,
+gpt_oss,deepseek_v3}/modeling_*.py``, ``loss/loss_utils.py``) and measured with saved-tensor hooks
+(:mod:`mlsysim_nb.measure.hf`). Three module families: GPT-2's (``GPT2Block``: LayerNorm, GeLU MLP, dropout),
+Llama's (``LlamaDecoderLayer`` and Mistral's, Qwen2's, Mixtral's, Qwen3's, Qwen3-MoE's, gpt-oss's and
+DeepSeek-V2/V3's, which share its RMSNorm and rotary code) and Gemma 3's (an RMSNorm that keeps its normalized
+input in FP32 and multiplies by ``1 + w``; four norms a layer). Within the Llama family the mixtures of experts
+differ in their routers (:func:`_router`) and gpt-oss in its experts' clamped GLU. Each row that differs from
+the paper's accounting (:mod:`mlsysim_nb.layers.megatron`) says why in its ``note``.
 
 The rows assume training with ``use_cache=False``. With the configurations' default ``use_cache=True`` a
 ``*ForCausalLM`` also builds a key/value cache while training: Llama's layers then keep the cache's copies of
@@ -21,12 +24,15 @@ from mlsysim_nb.layers.rows import Saved
 __all__ = ["FAMILIES", "MODEL_TYPES", "family", "transformers_layer", "transformers_output"]
 
 #: The Hugging Face model types whose modules this accounting follows, by module family.
-FAMILIES = {"gpt2": "gpt2", "llama": "llama", "mistral": "llama", "qwen2": "llama", "mixtral": "llama"}
+FAMILIES = {"gpt2": "gpt2", "llama": "llama", "mistral": "llama", "qwen2": "llama", "mixtral": "llama",
+            "qwen3": "llama", "qwen3_moe": "llama", "gpt_oss": "llama", "deepseek_v3": "llama",
+            "gemma3_text": "gemma"}  # fmt: skip
 #: Hybrids whose decoder layers wrap a mixer of their own in Llama's norms and gated MLP (Bamba's Mamba-2 layers;
 #: its attention layers are refused by name).
 FAMILIES |= {"bamba": "llama", "nemotron_h": "llama"}
 #: The Hugging Face model types a workload may name (``Workload.from_hf_config`` reads their config.json).
-#: The 2025 families are read too; the transformers accounting of their saved tensors is not described (refused).
+#: Gemma 2 and DeepSeek-V2 are read too; their modules' saved tensors (Gemma 2's soft-capped scores, DeepSeek-V2's
+#: softmax router) are not measured, so their transformers accounting is refused (the paper's describes them).
 MODEL_TYPES = (
     *FAMILIES, "qwen3", "qwen3_moe", "gemma2", "gemma3_text", "gpt_oss", "deepseek_v2", "deepseek_v3", "bamba",
     "nemotron_h",
@@ -43,11 +49,29 @@ _RMS_NORMALIZED = (
     "gradient reads it; the scaled output is a second tensor, the next projections' input"
 )
 _SILU_OUT = "the product keeps SiLU's output as well as the up projection's (a fused SwiGLU kernel recomputes it)"
+_GEMMA_NORM = (
+    "Gemma's RMSNorm computes in FP32 and multiplies the FP32 normalized input by 1 + w: it keeps its FP32 input "
+    "and the FP32 normalized input (in FP32, the first is the input itself)"
+)
+_RMS_FP32_SCALE = (
+    "gpt-oss's RMSNorm multiplies the FP32 normalized input by its weight before the cast: it keeps it in FP32"
+)
+_MASKED_SDPA = (
+    "a sliding layer (the sequence reaching its window, as training sequences do) hands SDPA an explicit mask: "
+    "transformers then repeats K and V to every head (use_gqa_in_sdpa) and the kernel keeps the mask, b·s² values "
+    "in the activation dtype (measured on the CPU); masked blocks' arithmetic is skipped by a fused GPU kernel, "
+    "never these bytes"
+)
+_GEMMA_SCALE = "Gemma's RMSNorm keeps 1 + w in FP32, a weight-sized tensor per norm (its weight's gradient reads it)"
+_GLU_TERMS = (
+    "gpt-oss's clamped GLU: (up + 1) · gate · sigmoid(α·gate) keeps sigmoid's output, the clamped gate, the GLU and "
+    "up + 1"
+)
 _GELU_NEW = "GPT-2's GeLU (gelu_new) is four elementwise ops, each keeping an f-wide tensor: x, x/2, tanh, 1 + tanh"
 
 
 def family(arch: Architecture) -> str:
-    """Which module family the framework runs for ``arch``: ``"gpt2"`` or ``"llama"``."""
+    """Which module family the framework runs for ``arch``: ``"gpt2"``, ``"llama"`` or ``"gemma"``."""
     if arch.model_type is not None:
         if arch.model_type not in FAMILIES:
             msg = f"model_type {arch.model_type!r} has no transformers accounting; known: {', '.join(FAMILIES)}"
@@ -61,22 +85,38 @@ def family(arch: Architecture) -> str:
     raise ValueError(msg)
 
 
+def norm_rows(arch: Architecture, key: str, label: str, block: str, shape: tuple[str, ...], *,
+              split: str = "sp", paper: str | None = None) -> list[Saved]:  # fmt: skip
+    """The rows one RMSNorm over the last axis of ``shape`` keeps, as the family's module computes it."""
+    tokens = shape[:-1]
+    if family(arch) == "gemma":
+        return [
+            Saved(f"{key}_input", f"{label} input and normalized input (FP32)", block, shape, width="fp32", count=2,
+                  split=split, paper=paper, note=_GEMMA_NORM),
+            Saved(f"{key}_rsqrt", f"{label} 1/rms (FP32)", block, tokens, width="fp32", split=split, note=_RMS_RSQRT),
+            Saved(f"{key}_scale", f"{label} 1 + w (FP32)", block, shape[-1:], width="fp32", split="none",
+                  note=_GEMMA_SCALE),
+        ]  # fmt: skip
+    wide = arch.model_type == "gpt_oss"  # gpt-oss scales in FP32, then casts
+    return [
+        Saved(f"{key}_input", f"{label} input (FP32)", block, shape, width="fp32", split=split, paper=paper,
+              note=_RMS_FP32),
+        Saved(f"{key}_rsqrt", f"{label} 1/rms (FP32)", block, tokens, width="fp32", split=split, note=_RMS_RSQRT),
+        Saved(f"{key}_normalized", f"{label} normalized input" + (" (FP32)" if wide else ""), block, shape,
+              width="fp32" if wide else "act", split=split, note=_RMS_FP32_SCALE if wide else _RMS_NORMALIZED),
+    ]  # fmt: skip
+
+
 def _norm(arch: Architecture, which: str, block: str = "layer norms") -> list[Saved]:
-    paper = {"1": "ln1_input", "2": "ln2_input"}.get(which)
+    paper = {"1": "ln1_input", "2": "ln2_input"}.get(which, f"ln{which}_input" if which.startswith("_post") else None)
     if family(arch) == "gpt2":
         return [
             Saved(f"ln{which}_input", f"LayerNorm {which} input", block, _H, split="sp", paper=paper),
             Saved(f"ln{which}_stats", f"LayerNorm {which} mean and 1/std", block, _T, count=2, split="sp",
                   note=_LN_STATS),
         ]  # fmt: skip
-    return [
-        Saved(f"ln{which}_input", f"RMSNorm {which} input (FP32)", block, _H, width="fp32", split="sp", paper=paper,
-              note=_RMS_FP32),
-        Saved(f"ln{which}_rsqrt", f"RMSNorm {which} 1/rms (FP32)", block, _T, width="fp32", split="sp",
-              note=_RMS_RSQRT),
-        Saved(f"ln{which}_normalized", f"RMSNorm {which} normalized input", block, _H, split="sp",
-              note=_RMS_NORMALIZED),
-    ]  # fmt: skip
+    name = {"_post_attention": "post-attention", "_post_mlp": "post-MLP", "_final": "final"}.get(which, which)
+    return norm_rows(arch, f"ln{which}", f"RMSNorm {name}", block, _H, paper=paper)
 
 
 def _mlp_gpt2(arch: Architecture) -> list[Saved]:
@@ -93,38 +133,102 @@ def _mlp_gpt2(arch: Architecture) -> list[Saved]:
     ]
 
 
-def _gated() -> list[Saved]:
-    wide = ("s", "b", "f")
+def _gated(arch: Architecture, key: str = "", block: str = "MLP", tokens: tuple[str, ...] = _T,
+           count: int = 1) -> list[Saved]:  # fmt: skip
+    """A gated MLP's four wide tensors (``key`` prefixes the keys: ``"shared_"`` for DeepSeek's shared experts)."""
+    wide = (*tokens, "f")
+    name = "SiLU" if arch.activation == "silu" else "GeLU"
     return [
-        Saved("gate_output", "gate projection output (SiLU input)", "MLP", wide),
-        Saved("up_output", "up projection output", "MLP", wide),
-        Saved("silu_output", "SiLU output", "MLP", wide, note=_SILU_OUT),
-        Saved("product", "gated product (down projection input)", "MLP", wide),
-    ]
+        Saved(f"{key}gate_output", f"gate projection output ({name} input)", block, wide, count=count),
+        Saved(f"{key}up_output", "up projection output", block, wide, count=count),
+        Saved(f"{key}silu_output", f"{name} output", block, wide, count=count,
+              note=_SILU_OUT.replace("SiLU", name).replace("SwiGLU", "gated")),
+        Saved(f"{key}product", "gated product (down projection input)", block, wide, count=count),
+    ]  # fmt: skip
 
 
-def _experts(_: Architecture) -> list[Saved]:
+def _router(arch: Architecture) -> list[Saved]:
+    """What each family's router keeps.
+
+    Mixtral's and Qwen3-MoE's softmax, gpt-oss's softmax over the top k, DeepSeek-V3's sigmoid scores on an FP32
+    copy of its input and weight (``noaux_tc``). Qwen3-MoE's rows assume ``norm_topk_prob`` true, as every published
+    Qwen3 MoE config.json sets it (with false its router keeps 4·s·b·(1 + k) bytes fewer a layer).
+    """
     routed = ("s", "b", "k")
-    gathered = (*routed, "h")
+    if arch.model_type == "gpt_oss":
+        return [
+            Saved("router_indices", "top-k expert indices", "router", routed, width="int64", split="sp"),
+            Saved("router_weights", "softmax over the top-k logits", "router", routed, split="sp",
+                  note="gpt-oss's router takes the softmax of the k largest logits only, in the activation dtype"),
+        ]  # fmt: skip
+    rows = []
+    deepseek = (arch.model_type or "").startswith("deepseek")
+    if deepseek:
+        rows += [
+            Saved("router_weight_fp32", "router weight (an FP32 copy)", "router", ("h", "E"), width="fp32",
+                  split="none", narrow_only=True, note="DeepSeek's router casts its weight to FP32"),
+            Saved("router_input", "router input (FP32)", "router", _H, width="fp32", split="sp",
+                  note="DeepSeek's router casts its input to FP32 (in FP32, the MLP input itself)"),
+        ]  # fmt: skip
+    label = "router sigmoid scores (FP32)" if deepseek else "router probabilities (FP32)"
     return [
-        Saved("router_probs", "router probabilities (FP32)", "router", ("s", "b", "E"), width="fp32", split="sp"),
+        *rows,
+        Saved("router_probs", label, "router", ("s", "b", "E"), width="fp32", split="sp"),
         Saved("router_indices", "top-k expert indices", "router", routed, width="int64", split="sp"),
         Saved("router_norm", "sum of the top-k probabilities (FP32)", "router", _T, width="fp32", split="sp"),
         Saved("router_weights", "top-k weights before normalising (FP32)", "router", routed, width="fp32",
               split="sp"),
+    ]  # fmt: skip
+
+
+def _experts(arch: Architecture) -> list[Saved]:
+    routed = ("s", "b", "k")
+    gathered = (*routed, "h")
+    wide = (*routed, "f")
+    if arch.model_type == "gpt_oss":
+        act = [Saved("experts_glu_terms", "clamped GLU's terms", "experts", wide, count=4, note=_GLU_TERMS)]
+    else:
+        act = [Saved("experts_silu_output", "SiLU output", "experts", wide, note=_SILU_OUT)]
+    fp32 = arch.model_type in ("mixtral", "deepseek_v2", "deepseek_v3")  # Qwen3-MoE and gpt-oss cast them back
+    rows = [
+        *_router(arch),
         Saved("token_index", "tokens each expert takes (two int64 indices)", "experts", routed, width="int64",
               count=2, split="sp"),
         Saved("expert_input", "tokens gathered for the experts", "experts", gathered, split="sp"),
-        Saved("experts_gate_up", "gate and up projection outputs (one storage)", "experts", (*routed, "f"),
-              count=2),
-        Saved("experts_silu_output", "SiLU output", "experts", (*routed, "f"), note=_SILU_OUT),
-        Saved("experts_product", "gated product (down projection input)", "experts", (*routed, "f")),
-        Saved("routing_weights", "routing weight per routed token (FP32)", "experts", routed, width="fp32",
-              split="sp"),
+        Saved("experts_gate_up", "gate and up projection outputs (one storage)", "experts", wide, count=2),
+        *act,
+        Saved("experts_product", "gated product (down projection input)", "experts", wide),
+        Saved("routing_weights", "routing weight per routed token" + (" (FP32)" if fp32 else ""), "experts", routed,
+              width="fp32" if fp32 else "act", split="sp"),
         Saved("expert_output", "experts' outputs", "experts", gathered, split="sp"),
         Saved("expert_weighted", "weighted outputs added back (index_add_ source)", "experts", gathered,
               split="sp"),
     ]  # fmt: skip
+    if arch.shared_experts:
+        rows += _gated(arch, "shared_", "shared experts", count=arch.shared_experts)
+    return rows
+
+
+def _windowed(rows: tuple[Saved, ...], layer: Layer, attention: str) -> tuple[Saved, ...]:
+    """A sliding layer's rows under SDPA: K and V repeated to every head, and the mask the kernel keeps.
+
+    Eager attention saves what it saves for any causal mask (the masked s² scores are materialised and kept); the
+    rows assume the sequence reaches the window (below it transformers passes no mask and the rows are a full
+    layer's).
+    """
+    if layer.window is None or attention != "fused" or layer.mixer != "attention" or "lse" not in {r.key for r in rows}:
+        return rows  # (SDPA's math path on the CPU, under dropout, adds the mask to its scores and keeps none)
+    out = []
+    for found in rows:
+        row = found
+        if row.key in ("k", "v") and row.width == "act":
+            row = Saved(row.key, f"{row.label} (every head)", row.block, ("s", "b", "a", "d"), paper=row.paper,
+                        note=_MASKED_SDPA)  # fmt: skip
+        out.append(row)
+        if row.key == "v":
+            out.append(Saved("window_mask", "sliding-window mask", "attention", ("b", "s", "s"), recompute="selective",
+                             split="none", note=_MASKED_SDPA))  # fmt: skip
+    return tuple(out)
 
 
 _NEMOTRON_NORM = "NemotronHRMSNorm multiplies by its scale in FP32 and keeps the FP32 normalized input"
@@ -159,6 +263,20 @@ def _nemotron_block(arch: Architecture, attention: str, device: str, layer: Laye
     )  # fmt: skip
 
 
+def _mlp_gated(arch: Architecture, layer: Layer) -> list[Saved]:
+    """The MLP's input and its gated MLP, a mixture's experts, or a mixture's dense layer (DeepSeek's first ones)."""
+    # DeepSeek's router reads an FP32 copy of the MLP's input: in FP32 that copy is the input itself
+    upcast = arch.moe and not layer.dense and (arch.model_type or "").startswith("deepseek")
+    rows = [Saved("mlp_input", "MLP input (the norm's output)", "MLP", _H, split="sp", paper="mlp_input",
+                  narrow_only=upcast)]  # fmt: skip
+    if arch.moe and not layer.dense:
+        return rows + _experts(arch)
+    if arch.moe:  # DeepSeek's dense first layers: one MLP of width dense_ffn
+        return rows + [Saved(r.key, r.label, r.block, (*_T, "f_dense"), count=r.count, note=r.note)
+                       for r in _gated(arch)]  # fmt: skip
+    return rows + _gated(arch)
+
+
 def transformers_layer(
     arch: Architecture, attention: str = "eager", device: str = "gpu", layer: Layer | None = None
 ) -> tuple[Saved, ...]:
@@ -168,8 +286,8 @@ def transformers_layer(
     ``"sdpa"``); ``device``: ``"gpu"`` or ``"cpu"`` (see :data:`~mlsysim_nb.layers.rows.DEVICE_EFFECTS`).
     """
     fam = family(arch)
-    if fam == "llama" and arch.hidden_dropout > 0:
-        msg = "Llama-family modules have no hidden dropout: hidden_dropout must be 0 for the transformers accounting"
+    if fam != "gpt2" and arch.hidden_dropout > 0:
+        msg = f"{fam.title()}-family modules have no hidden dropout: hidden_dropout must be 0 for this accounting"
         raise ValueError(msg)
     layer = layer or arch.layer_kinds()[0]
     if arch.model_type == "nemotron_h":
@@ -184,16 +302,16 @@ def transformers_layer(
         )
         raise ValueError(msg)
     mixer = mixers.find(layer.mixer)
-    rows = [*_norm(arch, "1"), *mixer.saved(arch, "transformers", attention, device)]
+    rows = [*_norm(arch, "1"), *_windowed(mixer.saved(arch, "transformers", attention, device), layer, attention)]
     if arch.hidden_dropout > 0:
         rows.append(Saved("attention_dropout_mask", "attention dropout mask", "attention", _H, width="mask",
                           split="sp", paper="attention_dropout_mask"))  # fmt: skip
+    if arch.sandwich_norms:
+        rows += _norm(arch, "_post_attention")
     rows += _norm(arch, "2")
-    if fam == "gpt2":
-        rows += _mlp_gpt2(arch)
-    else:
-        rows.append(Saved("mlp_input", "MLP input (the norm's output)", "MLP", _H, split="sp", paper="mlp_input"))
-        rows += _experts(arch) if arch.moe else _gated()
+    rows += _mlp_gpt2(arch) if fam == "gpt2" else _mlp_gated(arch, layer)
+    if arch.sandwich_norms:
+        rows += _norm(arch, "_post_mlp")
     if arch.hidden_dropout > 0:
         rows.append(Saved("mlp_dropout_mask", "MLP dropout mask", "MLP", _H, width="mask", split="sp",
                           paper="mlp_dropout_mask"))  # fmt: skip

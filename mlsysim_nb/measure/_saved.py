@@ -10,7 +10,9 @@ saves a 2-D view of its 3-D input.
 
 from __future__ import annotations
 
+import gc
 import math
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -47,11 +49,18 @@ def record(run: Callable[[Callable[[str], None]], torch.Tensor]) -> tuple[torch.
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         out = run(mark)
+    # Keep only what outlives the forward pass: a tensor saved by a node that nothing reaches once the forward
+    # returns (DeepSeek's router saves top-k indices of its group scores, which feed a mask, not the output) is
+    # freed with that node and is no memory of the backward pass.
+    refs = [(step, weakref.ref(t)) for step, t in packed]
+    packed.clear()
+    gc.collect()
+    alive = [(step, t) for step, ref in refs if (t := ref()) is not None]
     slots: dict[tuple[Any, ...], list[tuple[str, str]]] = {}
     for op, slot, t in _graph_slots(out):
         slots.setdefault(_view_key(t), []).append((op, slot))
     saved = []
-    for step, t in packed:
+    for step, t in alive:
         found = slots.get(_view_key(t))
         op, slot = found.pop(0) if found else ("(not in the graph)", "")
         saved.append(Saved(step, op, slot, t))

@@ -31,14 +31,30 @@ CLASSES = {
     "mistral": "MistralDecoderLayer",
     "qwen2": "Qwen2DecoderLayer",
     "mixtral": "MixtralDecoderLayer",
+    "qwen3": "Qwen3DecoderLayer",
+    "qwen3_moe": "Qwen3MoeDecoderLayer",
+    "gemma3_text": "Gemma3DecoderLayer",
+    "gpt_oss": "GptOssDecoderLayer",
+    "deepseek_v3": "DeepseekV3DecoderLayer",
 }
-#: The small configuration measured: h, a, kv heads, MLP width, vocabulary, experts (s and d = h/a must differ).
-SIZES = {"hidden": 64, "heads": 4, "kv_heads": 2, "ffn": 96, "vocab": 100, "experts": 4, "experts_per_token": 2}
+#: The module of transformers that defines a model type's classes, where it is not named after the type.
+_MODULES = {"gemma3_text": "gemma3"}
+#: The small configuration measured: h, a, kv heads, MLP width, vocabulary, experts (s and d = h/a must differ);
+#: the 2025 families' head dimension (not h/a), one expert's width, the window of a sliding layer (below s) and
+#: latent attention's sizes (r_q, r_kv, d_rope, d_nope, d_v). Every size differs from s and from every other
+#: size a saved tensor ends in, so that shapes tell tensors apart.
+SIZES = {"hidden": 64, "heads": 4, "kv_heads": 2, "ffn": 96, "vocab": 100, "experts": 4, "experts_per_token": 2,
+         "head_dim": 20, "expert_ffn": 40, "window": 6, "q_rank": 22, "kv_rank": 28, "rope": 8, "nope": 10,
+         "v_head": 14}  # fmt: skip
+#: The model types whose small configuration has attention over a window of ``SIZES["window"]`` tokens.
+SLIDING = ("mistral", "qwen2", "gemma3_text", "gpt_oss")
 #: Bytes per element of each measured dtype.
 DTYPE_BYTES = {"bfloat16": 2, "float32": 4}
 #: The layer table's attention kind for each of transformers' attention implementations.
 ATTENTION_KINDS = {"eager": "eager", "sdpa": "fused"}
 _DROPOUT = 0.1
+#: Sizes that are counts of things, never a tensor's last axis.
+_COUNTS = ("heads", "kv_heads", "experts", "experts_per_token", "window")
 _MODELS = {"llama": "LlamaForCausalLM", "gpt2": "GPT2LMHeadModel"}
 
 
@@ -52,12 +68,34 @@ def small_config(model_type: str, *, dropout: bool, layers: int, seq_len: int) -
         return transformers.GPT2Config(n_embd=z["hidden"], n_head=z["heads"], n_layer=layers, n_positions=seq_len,
                                        vocab_size=z["vocab"], resid_pdrop=p, attn_pdrop=p, embd_pdrop=p,
                                        bos_token_id=0, eos_token_id=0)  # fmt: skip
-    kw = {"hidden_size": z["hidden"], "intermediate_size": z["ffn"], "num_attention_heads": z["heads"],
+    kw: dict[str, Any] = {"hidden_size": z["hidden"], "intermediate_size": z["ffn"], "num_attention_heads": z["heads"],
           "num_key_value_heads": z["kv_heads"], "num_hidden_layers": layers, "vocab_size": z["vocab"],
           "attention_dropout": p, "max_position_embeddings": max(seq_len, 64)}  # fmt: skip
     if model_type == "mixtral":
         kw |= {"num_local_experts": z["experts"], "num_experts_per_tok": z["experts_per_token"]}
-    name = {"llama": "LlamaConfig", "mistral": "MistralConfig", "qwen2": "Qwen2Config", "mixtral": "MixtralConfig"}
+    if model_type in ("qwen3", "qwen3_moe", "gemma3_text", "gpt_oss"):
+        kw["head_dim"] = z["head_dim"]
+    if model_type in SLIDING:
+        kw["sliding_window"] = z["window"]
+    if model_type == "qwen2":  # Qwen2 slides from layer max_window_layers on
+        kw |= {"use_sliding_window": True, "max_window_layers": 0}
+    if model_type in ("gemma3_text", "gpt_oss"):
+        kw["layer_types"] = ["sliding_attention"] * layers
+    if model_type == "qwen3_moe":  # norm_topk_prob as every published Qwen3 MoE model sets it
+        kw |= {"num_experts": z["experts"], "num_experts_per_tok": z["experts_per_token"], "norm_topk_prob": True,
+               "moe_intermediate_size": z["expert_ffn"], "decoder_sparse_step": 1, "mlp_only_layers": []}  # fmt: skip
+    if model_type == "gpt_oss":
+        kw |= {"num_local_experts": z["experts"], "num_experts_per_tok": z["experts_per_token"],
+               "intermediate_size": z["expert_ffn"]}  # fmt: skip
+    if model_type == "deepseek_v3":
+        kw |= {"num_key_value_heads": z["heads"], "q_lora_rank": z["q_rank"], "kv_lora_rank": z["kv_rank"],
+               "qk_rope_head_dim": z["rope"], "qk_nope_head_dim": z["nope"], "v_head_dim": z["v_head"],
+               "n_routed_experts": z["experts"], "num_experts_per_tok": z["experts_per_token"], "n_shared_experts": 1,
+               "moe_intermediate_size": z["expert_ffn"], "first_k_dense_replace": 0, "n_group": 1,
+               "topk_group": 1}  # fmt: skip
+    name = {"llama": "LlamaConfig", "mistral": "MistralConfig", "qwen2": "Qwen2Config", "mixtral": "MixtralConfig",
+            "qwen3": "Qwen3Config", "qwen3_moe": "Qwen3MoeConfig", "gemma3_text": "Gemma3TextConfig",
+            "gpt_oss": "GptOssConfig", "deepseek_v3": "DeepseekV3Config"}  # fmt: skip
     return getattr(transformers, name[model_type])(**kw)
 
 
@@ -72,11 +110,32 @@ def _check(owner: str, model_type: str, dtype: str, attention: str, *, dropout: 
         raise FieldError(owner, "dropout", f"must be True or False, got {dropout!r}")
     check_count(owner, "seq_len", seq_len, minimum=2, maximum=512)
     check_count(owner, "micro_batch", micro_batch, maximum=16)
-    if seq_len in (SIZES["hidden"] // SIZES["heads"], SIZES["hidden"], SIZES["ffn"]):
-        raise FieldError(
-            owner, "seq_len", "must differ from d, h and f (16, 64, 96), so that shapes tell tensors apart"
-        )
+    taken = sorted({SIZES["hidden"] // SIZES["heads"], *(v for k, v in SIZES.items() if k not in _COUNTS),
+                    SIZES["head_dim"] // 2, SIZES["rope"] // 2, SIZES["nope"] + SIZES["rope"]})  # fmt: skip
+    if seq_len in taken:
+        msg = f"must differ from the layer's sizes ({', '.join(map(str, taken))}), so that shapes tell tensors apart"
+        raise FieldError(owner, "seq_len", msg)
+    if model_type == "gpt_oss" and attention != "eager":
+        msg = "must be 'eager' for gpt-oss: transformers runs its sinks eagerly, never with SDPA (_supports_sdpa)"
+        raise FieldError(owner, "attention", msg)
     return check_random_state(owner, random_state)
+
+
+def _mask(model_type: str, attention: str, seq_len: int, micro_batch: int, kind: Any) -> Any:
+    """The mask the model builds for its layers: causal, over the last ``SIZES["window"]`` tokens in a sliding layer.
+
+    Eager attention adds it (an additive mask; adding it saves nothing); SDPA takes ``None`` for a causal mask and
+    a boolean one (True: attend) for a window, as transformers' ``sdpa_mask`` gives it.
+    """
+    import torch
+
+    window = SIZES["window"] if model_type in SLIDING else seq_len
+    i = torch.arange(seq_len)
+    allowed = (i[:, None] >= i[None]) & (i[:, None] - i[None] < window)
+    if attention == "sdpa":
+        return None if window >= seq_len else allowed[None, None].expand(micro_batch, 1, seq_len, seq_len)
+    mask = torch.zeros(seq_len, seq_len, dtype=kind).masked_fill(~allowed, torch.finfo(kind).min)
+    return mask[None, None].expand(micro_batch, 1, seq_len, seq_len)
 
 
 def _record(module: Any, run: Any) -> tuple[list[Any], set[int]]:
@@ -119,13 +178,28 @@ def _attribute(saved: list[Any], constants: set[int], dims: Dims, keys: frozense
     claimed = first_claims(saved, lambda _: True)
     storages, measured = {}, dict.fromkeys(keys, 0)
     measured["(unattributed)"] = 0
+    owner: dict[int, str] = {}  # the row of each storage's first saved view
+    covered: dict[int, int] = {}
     for s, got in zip(saved, claimed, strict=True):
         storages[s.storage] = storage_bytes(s.tensor)
-        key = site(s.step, s.op, s.slot, tuple(s.tensor.shape), dims=dims, keys=keys)
-        measured[key if key in keys else "(unattributed)"] += got
-    total = sum(storages.values())
-    measured["(unattributed)"] += total - sum(measured.values())  # storage bytes no saved view covers
-    return measured, total
+        shape = tuple(s.tensor.shape)
+        key = site(s.step, s.op, s.slot, shape, dims=dims, keys=keys)
+        key = key if key in keys else "(unattributed)"
+        owner.setdefault(s.storage, key)
+        covered[s.storage] = covered.get(s.storage, 0) + got
+        column = got // (dims.s + 1) if key == "softmax_output" and shape[-1] == dims.s + 1 else 0
+        if column and "sink_probs" in keys:  # the softmax's last column is the sink's
+            measured["sink_probs"] += column
+        measured[key] += got - (column if "sink_probs" in keys else 0)
+    # Bytes of a storage no saved view covers are kept alive by its views all the same (half of a rotary table
+    # read by halves; the rotary key beside DeepSeek's latent in one FP32 output): the row of its first view's
+    # "_rest" companion takes them where the table has one, that row itself otherwise.
+    for storage, nbytes in storages.items():
+        rest = nbytes - covered[storage]
+        if rest:
+            key = owner[storage]
+            measured[f"{key}_rest" if f"{key}_rest" in keys else key] += rest
+    return measured, sum(storages.values())
 
 
 def measurement_result(label: str, workload: Workload, run_info: dict[str, Any], *, predicted: tuple[Line, ...],
@@ -161,7 +235,8 @@ def measure_hf_layer(
 ) -> HFMeasurement:
     """Measure one Hugging Face decoder layer's saved bytes on the CPU, against the table's prediction.
 
-    ``model_type``: ``"gpt2"``, ``"llama"``, ``"mistral"``, ``"qwen2"`` or ``"mixtral"``; ``dtype``:
+    ``model_type``: ``"gpt2"``, ``"llama"``, ``"mistral"``, ``"qwen2"``, ``"mixtral"``, ``"qwen3"``, ``"qwen3_moe"``,
+    ``"gemma3_text"``, ``"gpt_oss"`` (eager only) or ``"deepseek_v3"`` (its mixture-of-experts layer); ``dtype``:
     ``"bfloat16"`` or ``"float32"``; ``attention``: transformers' ``"eager"`` or ``"sdpa"``; ``dropout``:
     dropout probabilities 0.1 (the attention's, and GPT-2's residual ones) instead of 0.
     """
@@ -169,25 +244,25 @@ def measure_hf_layer(
                           micro_batch=micro_batch, random_state=random_state)  # fmt: skip
     require_transformers()
     import importlib
+    import inspect
 
     import torch
 
     torch.manual_seed(random_state)
     cfg = small_config(model_type, dropout=dropout, layers=1, seq_len=seq_len)
     cfg._attn_implementation = attention  # noqa: SLF001 - transformers' documented switch
-    modeling = importlib.import_module(f"transformers.models.{model_type}.modeling_{model_type}")
+    module = _MODULES.get(model_type, model_type)
+    modeling = importlib.import_module(f"transformers.models.{module}.modeling_{module}")
     kind = getattr(torch, dtype)
     layer = getattr(modeling, CLASSES[model_type])(cfg, layer_idx=0).to(kind).train()
     x = torch.randn(micro_batch, seq_len, cfg.hidden_size, dtype=kind, requires_grad=True)
-    mask = None
-    if attention == "eager":  # an additive causal mask, as the model builds it (adding it saves nothing)
-        mask = torch.full((seq_len, seq_len), torch.finfo(kind).min, dtype=kind).triu(1)
-        mask = mask[None, None].expand(micro_batch, 1, seq_len, seq_len)
-    kwargs: dict[str, Any] = {"attention_mask": mask}
+    kwargs: dict[str, Any] = {"attention_mask": _mask(model_type, attention, seq_len, micro_batch, kind)}
     if model_type != "gpt2":
         positions = torch.arange(seq_len)[None]  # one row, broadcast over the batch, as the model builds it
         rotary = getattr(modeling, CLASSES[model_type].replace("DecoderLayer", "RotaryEmbedding"))(cfg)
-        kwargs |= {"position_embeddings": rotary(x, positions), "position_ids": positions}
+        by_type = "layer_type" in inspect.signature(rotary.forward).parameters  # Gemma 3: local and global tables
+        tables = rotary(x, positions, cfg.layer_types[0]) if by_type else rotary(x, positions)
+        kwargs |= {"position_embeddings": tables, "position_ids": positions}
 
     def run() -> Any:
         out = layer(x, **kwargs)

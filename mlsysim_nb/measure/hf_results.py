@@ -54,8 +54,8 @@ class HFMeasurement:
         found = []
         if self.dropout and any(r.row.width == "mask" and r.predicted for r in self.rows):
             found.append("cpu dropout mask")
-        if any("cpu sdpa math path" in r.row.note for r in self.rows):
-            found.append("cpu sdpa math path")
+        notes = " ".join(r.row.note for r in self.rows)
+        found += [e for e in ("cpu sdpa math path", "cpu sdpa unequal head dims") if e in notes]
         return tuple(e for e in DEVICE_EFFECTS if e in found)
 
     def beside_paper(self) -> list[tuple[str, int, str, float, str]]:

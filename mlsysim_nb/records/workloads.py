@@ -496,7 +496,10 @@ class Workloads:
 
     @staticmethod
     def configurations() -> dict[str, Workload]:
-        """Every shipped configuration by key: GPT-2 XL, Llama 2 and 3.1, Mistral, Mixtral, Qwen2.5."""
+        """Every shipped configuration by key, those waiting in ``pending/`` left out.
+
+        GPT-2 XL, Llama 2 and 3.1, Mistral, Mixtral, Qwen2.5, Qwen3 and Qwen3-MoE, Gemma 3, gpt-oss, DeepSeek-V3.
+        """
         return {key: _configuration(key) for key in configuration_keys()}
 
     @classmethod

@@ -80,3 +80,20 @@ def test_bad_arguments_are_refused_by_name() -> None:
                           ({"dropout": 0.1}, "dropout")]:  # fmt: skip
         with pytest.raises(FieldError, match=rf"measure_hf_layer\.{field}: "):
             measure_hf_layer(**({"model_type": "llama"} | kwargs))  # type: ignore[arg-type]
+
+
+def test_a_window_below_the_sequence_keeps_every_score_eagerly_and_a_mask_under_sdpa(transformers: Any) -> None:
+    """Mistral and Qwen2 at window 6 < s = 12, BF16: eager keeps every score, SDPA a mask and no score.
+
+    Eager: all b·a·s² FP32 scores, the masked ones too. SDPA: the b·s² mask in BF16 and K and V for every head
+    (a = 4, not kv = 2).
+    """
+    from mlsysim_nb.measure import measure_hf_layer
+
+    s, b, a, d = 12, 3, 4, 16
+    eager = {r.row.key: r.measured for r in measure_hf_layer("mistral", dtype="bfloat16", attention="eager").rows}
+    assert eager["softmax_output"] == 4 * b * a * s * s
+    sdpa = measure_hf_layer("qwen2", dtype="bfloat16", attention="sdpa")
+    by = {r.row.key: r.measured for r in sdpa.rows}
+    assert (by["window_mask"], by["k"], by["v"]) == (2 * b * s * s, 2 * s * b * a * d, 2 * s * b * a * d)
+    assert not any(r.row.recompute == "selective" and r.row.key != "window_mask" for r in sdpa.rows)

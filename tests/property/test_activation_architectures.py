@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from mlsysim_nb import layers, sweep
@@ -46,6 +46,8 @@ def test_sweep_variant_and_repr_agree(
     s: Any, attentions: list[str], implementations: list[str], widths: list[int]
 ) -> None:
     """sweep() over attention, implementation and precision is, element by element, variant()'s number and repr's."""
+    # transformers runs gpt-oss's sinks eagerly only: its fused accounting is refused by name (tests/unit)
+    assume(not (s.workload.attention_sinks and "fused" in attentions and "transformers" in implementations))
     if any(layer.mixer != "attention" for layer in s.workload.pattern):  # a hybrid: the paper's accounting only
         implementations = ["megatron"]
     grid = sweep(s, attention=attentions, implementation=implementations, precision_bytes=widths)

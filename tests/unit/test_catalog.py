@@ -16,9 +16,9 @@ from mlsysim_nb import (
 
 
 def test_forty_cases() -> None:
-    """15 training and 7 activation cases (the reference's), 7 many-device, 2 training-time, 4 on real architectures, 14 serving."""
-    assert len(Scenarios) == 49
-    assert len(Scenarios.names(TrainingStateFitScenario)) == 16
+    """15 training and 7 activation cases (the reference's), 7 many-device, 2 training-time, 8 on real architectures, 14 serving."""
+    assert len(Scenarios) == 53
+    assert len(Scenarios.names(TrainingStateFitScenario)) == 20
     assert len(Scenarios.names(ActivationMemoryScenario)) == 10
     assert Scenarios.names(ParallelTrainingScenario) == [
         "Gpt3_175BKorthikantiTable3OnA100",

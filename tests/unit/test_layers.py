@@ -243,3 +243,60 @@ def test_a_layer_without_heads_needs_none() -> None:
     assert layers.Dims(s=8, b=1, h=64).size(("s", "b", "a", "kv", "d")) == 8
     with pytest.raises(FieldError, match=r"Architecture\.heads: is needed by an attention layer"):
         layers.Architecture(hidden_dim=64)
+
+
+def _workload(key: str) -> layers.Architecture:
+    from mlsysim_nb import Workloads
+
+    return Workloads.configuration(key).architecture()
+
+
+def test_qwen3_paper_rows_keep_the_qk_norms_inputs() -> None:
+    """Qwen3 8B, BF16, fused, per token: 2·(7·4096 + 3·1024 + 3·12288) + 4·32 = 137,344 B; s = 4096: 536.5 MiB.
+
+    Seven 4096-wide rows (both norms' inputs, QKV input, Q norm's input, Q, the projection's input, the MLP's input),
+    three 1024-wide (K norm's input, K, V: 8 heads of 128), the SwiGLU's three, the FP32 log-sum-exp of 32 heads.
+    """
+    arch = _workload("qwen3-8b")
+    found = layers.layer_saved_bytes(arch, seq_len=4096, micro_batch=1, dtype_bytes=2, attention="fused")
+    assert found == 4096 * (2 * (7 * 4096 + 3 * 1024 + 3 * 12288) + 4 * 32) == 562_561_024
+
+
+def test_latent_attention_paper_rows() -> None:
+    """DeepSeek-V3's latent attention block, BF16, fused, per token: 186,880 B.
+
+    2·(h 7168 + r_q 1536 twice + r_kv 512 twice + Q and K 128·192 each + V and the projection's input 128·128 each)
+    + the FP32 log-sum-exp of 128 heads (512 B).
+    """
+    from mlsysim_nb.layers import mixers
+
+    arch = _workload("deepseek-v3")
+    rows = mixers.find("latent_attention").saved(arch, "megatron", "fused", "gpu")
+    found = sum(line.bytes for line in layers.lines(rows, arch.dims(1, 1), dtype_bytes=2))
+    assert found == 2 * (7168 + 2 * 1536 + 2 * 512 + 2 * 128 * 192 + 2 * 128 * 128) + 4 * 128 == 186_880
+
+
+def test_gemma_sandwich_norms_and_gpt_oss_sinks_add_their_rows() -> None:
+    """Gemma 3 27B: two more norm inputs, 2·2·5376 B a token; gpt-oss 20B, eager: the sink column, 2·b·a·s B."""
+    import dataclasses
+
+    gemma = dataclasses.replace(_workload("gemma-3-27b"), pattern=())  # its global layers
+    plain = dataclasses.replace(gemma, sandwich_norms=False)
+    extra = layers.layer_saved_bytes(gemma, seq_len=1, micro_batch=1, dtype_bytes=2, attention="fused") - (
+        layers.layer_saved_bytes(plain, seq_len=1, micro_batch=1, dtype_bytes=2, attention="fused")
+    )
+    assert extra == 2 * 2 * 5376
+    oss = dataclasses.replace(_workload("gpt-oss-20b"), pattern=())  # every layer alike
+    rows = {r.key: r for r in layers.layer_rows(oss, "megatron", "eager")}
+    assert rows["sink_probs"].bytes(oss.dims(4096, 1), 2) == 2 * 64 * 4096
+
+
+def test_transformers_gemma_norm_keeps_two_fp32_tensors_and_its_scale() -> None:
+    """Gemma 3 27B, transformers: one norm keeps 2·4·h per token (FP32 input and result) and 4·h per layer (1 + w)."""
+    import dataclasses
+
+    arch = dataclasses.replace(_workload("gemma-3-27b"), pattern=())  # its global layers
+    rows = {r.key: r for r in layers.layer_rows(arch, "transformers", "eager")}
+    dims = arch.dims(1, 1)
+    assert rows["ln1_input"].bytes(dims, 2) == 2 * 4 * 5376
+    assert rows["ln1_scale"].bytes(arch.dims(4096, 8), 2) == 4 * 5376  # whatever the tokens

@@ -114,7 +114,7 @@ def test_the_package_exports_the_kind(toy) -> None:
 def test_the_catalog_lists_its_case(toy) -> None:
     """Scenarios finds the case in cases.py, after the package's 42; 4,000 tokens x 1 MB = 4 GB."""
     assert list(Scenarios)[-1] == "ToyPrompt4kTokens"
-    assert len(Scenarios) == 50  # the package's 49 and the toy's
+    assert len(Scenarios) == 54  # the package's 53 and the toy's
     case = Scenarios["ToyPrompt4kTokens"]
     assert isinstance(case, toy)
     assert Q_(4, "GB") == case.toy_prompt_cache
@@ -180,4 +180,4 @@ def test_a_case_name_two_kinds_give_is_refused(toy, tmp_path) -> None:
         kinds.__path__[:] = before
         sys.modules.pop("mlsysim_nb.kinds.toy_twin", None)
         sys.modules.pop("mlsysim_nb.kinds.toy_twin.cases", None)
-    assert len(Scenarios) == 50  # the package's 49 and the toy's
+    assert len(Scenarios) == 54  # the package's 53 and the toy's

@@ -310,6 +310,27 @@ def test_the_expert_control_stops_at_the_experts() -> None:
     assert "expert_parallel" not in [c.name for c in dense.controls()]
 
 
+def _refused(workload: Any, attention: str, implementation: str) -> bool:
+    """The transformers accounting under SDPA: refused for gpt-oss, and by the chain for a sliding layer's mask.
+
+    transformers runs gpt-oss's sinks eagerly only; a sliding layer under SDPA keeps a b·s² mask whole on every
+    device, which the many-device chain does not split.
+    """
+    from mlsysim_nb.kinds.parallel.table import layer_coefficients
+
+    if (attention, implementation) != ("fused", "transformers"):
+        return False
+    if workload.attention_sinks:
+        with pytest.raises(ValueError, match="never with PyTorch's SDPA"):
+            layers.layer_rows(workload.architecture(), implementation, attention)
+        return True
+    if any(layer.window for layer, _ in workload.architecture().layer_counts()):
+        with pytest.raises(FieldError, match=r"ParallelTrainingScenario\.activations: keeps a sliding-window mask"):
+            layer_coefficients(workload, 2, 4, attention, implementation)
+        return True
+    return False
+
+
 #: The hybrids whose transformers accounting is refused by name: Bamba's attention layers have no transformers rows
 #: yet; Nemotron-H's Mamba-2 path pads its convolution and its scan's chunks (not per token).
 _NOT_PER_TOKEN = {
@@ -330,6 +351,8 @@ def test_the_coefficients_rebuild_the_table_for_both_accountings(key: str, imple
 
     w = Workloads.configuration(key)
     arch = w.architecture()
+    if _refused(w, attention, implementation):
+        return
     if implementation == "transformers" and key in _NOT_PER_TOKEN:
         with pytest.raises(ValueError, match=_NOT_PER_TOKEN[key]):
             layer_coefficients(w, 2, 4, attention, implementation)
@@ -358,6 +381,8 @@ def test_one_device_is_the_activation_scenario_on_every_architecture(
 ) -> None:
     """N_d = t = p = 1: the layers are activations(recompute), the device model_activations(recompute) (with the output layer)."""
     w = Workloads.configuration(key)
+    if _refused(w, attention, implementation):
+        return
     state = TrainingStateFitScenario(workload=w, hardware=Hardware["H100"], **MIXED_ADAM)
     if implementation == "transformers" and key in _NOT_PER_TOKEN:
         with pytest.raises(FieldError, match=r"ActivationMemoryScenario\.implementation: 'transformers' "):
@@ -372,3 +397,25 @@ def test_one_device_is_the_activation_scenario_on_every_architecture(
             layers_only, whole = _b(acts.activations(recompute)), _b(acts.model_activations(recompute))
             assert _b(s.first_stage_layer_activations) == pytest.approx(layers_only, rel=1e-12)
             assert _b(s.activations_per_device) == pytest.approx(whole, rel=1e-12)
+
+
+def test_latent_attention_splits_by_its_heads_under_megatron() -> None:
+    """DeepSeek-V3 (128 heads of latent attention) trains at t = 8; t = 3 is refused naming Megatron-LM's rule.
+
+    Per layer at s = 4096, BF16, fused, the attention block's rows t splits
+    (Q and K of 128·192, V and the projection's input of 128·128, the FP32 log-sum-exp) are 1/8 on each device.
+    """
+    w = Workloads.configuration("deepseek-v3")
+    state = TrainingStateFitScenario(workload=w, hardware=Hardware["H200"], **MIXED_ADAM)
+    acts = ActivationMemoryScenario(workload=w, seq_len=4096, micro_batch=1, attention="fused")
+    assert ParallelTrainingScenario(state=state, activations=acts, tensor_parallel=8).tensor_parallel == 8
+    with pytest.raises(FieldError, match=r"tensor_parallel: must divide the 128 attention heads.*Megatron-LM"):
+        ParallelTrainingScenario(state=state, activations=acts, tensor_parallel=3)
+    arch = w.architecture()
+    split = {"q", "k", "v", "lse", "projection_input"}
+    rows = tuple(r for r in layers.layer_rows(arch, "megatron", "fused") if r.key in split)
+    whole = sum(line.bytes for line in layers.lines(rows, arch.dims(4096, 1), dtype_bytes=2))
+    eighth = sum(line.bytes for line in layers.lines(rows, arch.dims(4096, 1), dtype_bytes=2, tensor_parallel=8))
+    per_token = 2 * (2 * 128 * 192 + 2 * 128 * 128) + 4 * 128
+    assert whole == pytest.approx(4096 * per_token, rel=1e-12)
+    assert eighth == pytest.approx(whole / 8, rel=1e-12)

@@ -485,3 +485,47 @@ def test_a_global_batch_sweep_beside_a_layout_sweep_must_form_one_grid() -> None
         TrainingTimeScenario(layout=layout, global_batch_size=[64, 128, 192])
     paired = TrainingTimeScenario(layout=layout, global_batch_size=[64, 128])  # 64 micro-batches each
     assert paired.micro_batches.tolist() == [64.0, 64.0]
+
+
+def _selective(key: str, *, t: int, attention: str = "fused", seq: int = 4096) -> TrainingTimeScenario:
+    """A model from its config.json, selective recomputation and SP at t, one sequence per micro-batch, B = 8."""
+    w = Workloads.configuration(key)
+    state = TrainingStateFitScenario(workload=w, hardware=Hardware["H100"], bytes_per_value=2,
+                                     optimizer_bytes_per_parameter=8, master_bytes_per_parameter=4)  # fmt: skip
+    acts = ActivationMemoryScenario(workload=w, micro_batch=1, seq_len=seq, attention=attention)
+    layout = ParallelTrainingScenario(state=state, activations=acts, recompute="selective", tensor_parallel=t,
+                                      sequence_parallel=t > 1)  # fmt: skip
+    return TrainingTimeScenario(layout=layout, global_batch_size=8)
+
+
+def test_latent_attention_and_dense_first_layers_count_their_own_matrices() -> None:
+    """DeepSeek-V3: 3 dense layers and 58 expert layers, each with latent attention's seven matrices.
+
+    Latent attention: the query latent (h·r_q) and its decompression (r_q·a·d_qk), the key/value latent (h·r_kv),
+    the rotary key (h·d_rope), keys and values from the latent (r_kv·a·d_nope, r_kv·a·d_v), the output (a·d_v·h).
+    A dense layer's MLP is 3·h·18432; an expert layer's is the router (E·h) and 8 routed + 1 shared expert of
+    3·h·2048. The score products meet s keys over A = a·(d_qk + d_v)/2 = 128·320/2.
+    """
+    s = _selective("deepseek-v3", t=8)
+    h, a, r_q, r_kv, rope, nope, v = 7168, 128, 1536, 512, 64, 128, 128
+    attention = h * r_q + r_q * a * (nope + rope) + h * r_kv + h * rope + r_kv * a * (nope + v) + a * v * h
+    dense, moe = attention + 3 * h * 18432, attention + 256 * h + 9 * 3 * h * 2048
+    assert s._env.values["layer_matrix_parameters"] == pytest.approx((3 * dense + 58 * moe) / 61, rel=1e-12)
+    assert s._env.values["attention_width"] == a * (nope + rope + v) / 2
+    per_token = 2 * (3 * dense + 58 * moe) / 61 + 4 * 4096 * a * 320 / 2
+    assert float(s.layer_forward_flops_per_token) == pytest.approx(per_token, rel=1e-12)
+    # the layers' matrices are the active parameters less the lookups, the norms and the output layer
+    w = s.layout.state.workload
+    norms = 61 * (2 * h + r_q + r_kv) + h
+    assert 3 * dense + 58 * moe == w.active_parameters - 2 * 129280 * h - norms
+
+
+def test_a_fused_kernel_skips_what_a_sliding_window_masks() -> None:
+    """Gemma 3 27B at s = 4096: 52 local layers meet 1,024 keys, 10 global ones 4,096; eager multiplies them all."""
+    fused, eager = _selective("gemma-3-27b", t=8), _selective("gemma-3-27b", t=8, attention="eager")
+    assert float(fused.attended_keys) == pytest.approx((52 * 1024 + 10 * 4096) / 62, rel=1e-12)  # 1,519.5
+    assert float(eager.attended_keys) == 4096
+    assert fused.model_flops_per_iteration < eager.model_flops_per_iteration
+    assert "sliding windows, a fused kernel" in fused.to_text()
+    gpt = Scenarios["Gpt3_175BKorthikantiTable5OnA100"]
+    assert float(gpt.attended_keys) == 2048  # no window: the whole sequence, Korthikanti's count

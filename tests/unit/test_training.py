@@ -226,3 +226,47 @@ def test_adapter_run_shows_what_it_writes_and_moves() -> None:
     html = LORA.to_html(chart=False)
     assert "What an adapter run saves and moves" in html
     assert LORA.checkpoint > 1000 * LORA.adapter_checkpoint  # the full-model figure stays, labelled
+
+
+def test_fine_tuning_the_2025_models_on_one_h100() -> None:
+    """Qwen3 8B in full (16 B a parameter: 131 GB) overflows an H100; rank-16 LoRA fits in 24 GB; so does gpt-oss 20B.
+
+    Activations, one 8,192-token sequence, full recomputation, 16 bits: 36 layer inputs s·h·2 (2,415,919,104 B), the
+    final norm's and output layer's inputs 2·s·h·2 (134,217,728 B) and the FP32 logits 4·s·v (4,978,638,848 B). LoRA:
+    36 layers × 16 × ((4096 + 4096) + (4096 + 1024)) = 7,667,712 adapter parameters at 16 bytes beside the frozen
+    16-bit base. gpt-oss 20B: 24 × 16 × ((2880 + 4096) + (2880 + 512)) = 3,981,312 adapters; activations
+    24·8192·2880·2 + 2·2·8192·2880 + 4·8192·201,088 B.
+    """
+    from mlsysim_nb import Scenarios
+
+    full, lora, oss = Scenarios.Qwen3_8BFullFineTuneOnH100, Scenarios.Qwen3_8BLoraOnH100, Scenarios.GptOss20BLoraOnH100
+    p, s, h, v = 8_190_735_360, 8192, 4096, 151_936
+    acts = 36 * s * h * 2 + 2 * s * h * 2 + 4 * s * v
+    assert acts == 7_528_775_680
+    assert full.training_total.to("byte").magnitude == pytest.approx(16 * p + acts, rel=1e-12)
+    assert not full.fits
+    adapters = 36 * 16 * ((4096 + 4096) + (4096 + 1024))
+    assert adapters == 7_667_712
+    assert lora.training_total.to("byte").magnitude == pytest.approx(2 * p + 16 * adapters + acts, rel=1e-12)
+    assert lora.fits
+    oss_acts = 24 * s * 2880 * 2 + 2 * s * 2880 * 2 + 4 * s * 201_088
+    oss_total = 2 * 20_914_757_184 + 16 * 24 * 16 * ((2880 + 4096) + (2880 + 512)) + oss_acts
+    assert oss.training_total.to("byte").magnitude == pytest.approx(oss_total, rel=1e-12) == 49_709_300_864
+    assert oss.fits
+
+
+def test_gemma3_27b_lora_fits_one_h100() -> None:
+    """Gemma 3 27B, rank-16 LoRA, one 8,192-token sequence: 54.02 GB frozen + 0.27 GB adapters + 14.23 GB = 68.52 GB.
+
+    Adapters: 62 × 16 × ((5376 + 4096) + (5376 + 2048)) = 16,760,832 at 16 B. Activations: 62 layer inputs
+    62·8192·5376·2, the final norm's and output layer's inputs 2·8192·5376·2, the FP32 logits 4·8192·262,208.
+    """
+    from mlsysim_nb import Scenarios
+
+    s = Scenarios.Gemma3_27BLoraOnH100
+    adapters = 62 * 16 * ((5376 + 4096) + (5376 + 2048))
+    acts = 62 * 8192 * 5376 * 2 + 2 * 8192 * 5376 * 2 + 4 * 8192 * 262_208
+    total = 2 * 27_009_346_304 + 16 * adapters + acts
+    assert (adapters, acts, total) == (16_760_832, 14_229_176_320, 68_516_042_240)
+    assert s.training_total.to("byte").magnitude == pytest.approx(total, rel=1e-12)
+    assert s.fits

@@ -28,6 +28,13 @@ PUBLISHED = {
     "mistral-7b": 7_241_732_096,
     "mixtral-8x7b": 46_702_792_704,
     "qwen2.5-7b": 7_615_616_512,
+    # the 2025 families: transformers' meta-device counts (tests/measure/test_families_2025.py)
+    "deepseek-v3": 671_026_404_352,
+    "qwen3-8b": 8_190_735_360,
+    "qwen3-30b-a3b": 30_532_122_624,
+    "gemma-3-27b": 27_009_346_304,
+    "gpt-oss-20b": 20_914_757_184,
+    "gpt-oss-120b": 116_829_156_672,
     # the hybrids: transformers' meta-device counts (tests/measure/test_families_2025.py), the model cards' 9.78B and 8B
     "bamba-9b": 9_780_235_392,
     "nemotron-h-8b": 8_100_852_736,

@@ -137,8 +137,9 @@ _ACTIVATION = [
         "output_activations",
         "outside_layer_bytes",
         "What the model keeps once, outside its layers: the embeddings' and final norm's tensors, the output "
-        "layer's input, the logits the loss reads (FP32 where the framework upcasts) and the rows every layer "
-        "shares (rotary tables). Recomputation does not touch them.",
+        "layer's input, the logits the loss reads (FP32 where the framework upcasts), the rows every layer "
+        "shares (rotary tables) and the weight-sized copies each layer keeps (Gemma's FP32 1 + w, DeepSeek's FP32 "
+        "router weight; a few kB a layer). Recomputation does not touch them.",
         "GB",
         symbol="M_out",
         label="output layer and loss",

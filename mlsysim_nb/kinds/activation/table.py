@@ -8,7 +8,9 @@ saved bytes are exactly ``s·b·h·(κ_tok + κ_score·a·s/h)`` with
   ``c_tok`` bytes per token and hidden unit of rows whose width does not follow the dtype (masks, FP32, int64);
 * ``κ_score = n_score·b_act + c_score`` per attention-score element.
 
-The rows kept once per model (the rotary tables) and the output layer and loss are counted apart
+The rows kept once per model (the rotary tables), the weight-sized copies each layer keeps whatever the tokens
+(Gemma's RMSNorm keeps ``1 + w`` in FP32, DeepSeek's router an FP32 copy of its weight: kilobytes a layer, counted
+once per layer and kept under every recomputation) and the output layer and loss are counted apart
 (:func:`outside_bytes`). For a reference-style workload in the paper's accounting the layer is counted as the
 reference implementation counts it (multi-head, every 16-bit byte scaled to the precision, masks included):
 ``n_tok = (18 + 4f)/2``, ``c_tok = 0``, ``n_score = 5/2``, ``c_score = 0``, Korthikanti's 34 and 5 at 16 bits.
@@ -93,7 +95,7 @@ def _rows(arch: Architecture, implementation: str, attention: str) -> tuple[Save
 
 def _per_element(row: Saved, dims: Dims, narrow: bool, reference: bool) -> tuple[float, float]:
     """A row's (elements in the activation dtype, fixed bytes) at ``dims``; ``reference``: 16-bit bytes halved."""
-    if row.narrow_only and not narrow:
+    if (row.narrow_only and not narrow) or (row.wide_only and narrow):
         return 0.0, 0.0
     elements = row.elements(dims)
     if reference:
@@ -110,7 +112,7 @@ def _coefficients(
     dims = arch.dims(1, 1)
     sums = [0.0, 0.0, 0.0, 0.0]
     for row in _rows(arch, implementation, attention):
-        if row.per_model:
+        if row.per_model or row.weight_sized:
             continue
         scored = row.shape.count("s") == 2
         if row.shape.count("b") != 1 or row.shape.count("s") not in (1, 2) or scored != (row.recompute == "selective"):
@@ -156,10 +158,11 @@ def coefficients(workload: Workload, inputs: dict[str, Any]) -> dict[str, Any]:
 def _outside(arch: Architecture, run: tuple[str, str, int, int, float]) -> float:
     """Bytes kept once per model outside the per-layer count: the shared layer rows, the output layer, the loss."""
     implementation, attention, s, b, p = run
-    shared = [r for r in _rows(arch, implementation, attention) if r.per_model]
-    rows = (*shared, *output_rows(arch, implementation))
+    every = _rows(arch, implementation, attention)
+    rows = (*(r for r in every if r.per_model), *output_rows(arch, implementation))
     found = lines(rows, arch.dims(s, b), dtype_bytes=p)  # type: ignore[arg-type]  # any width, as the rows take it
-    return float(sum(line.bytes for line in found))
+    copies = lines(tuple(r for r in every if r.weight_sized and not r.per_model), arch.dims(s, b), dtype_bytes=p)  # type: ignore[arg-type]
+    return float(sum(line.bytes for line in found) + (arch.layers or 1) * sum(line.bytes for line in copies))
 
 
 def outside_bytes(workload: Workload, inputs: dict[str, Any], sequence: Any) -> Any:

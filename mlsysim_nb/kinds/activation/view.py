@@ -106,7 +106,11 @@ _NOTES = (
         "Assumptions",
         (
             "Transformer layers share geometry. Aggregate Korthikanti-style coefficients and explicit "
-            "tensor line items are separate approximations; segment sizes use integer division."
+            "tensor line items are separate approximations; segment sizes use integer division. A sliding "
+            "window caps the cache, not these bytes: eager attention still materialises and saves the masked s² "
+            "scores, and a fused kernel skips the masked blocks' arithmetic but saves what it saves without a "
+            "window (transformers' SDPA on a sliding layer keeps, besides, its b·s² mask and K and V for every "
+            "head; measured on the CPU)."
         ),
     ),
     (

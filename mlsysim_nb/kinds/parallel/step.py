@@ -204,11 +204,14 @@ def _sizes(scenario: Any) -> _Sizes:
     tensors, shares, anchors = _weights(arch, layers, full)
     updated = optimizer_temporary_bytes(tensors, scenario.optimizer_implementation, _updated_width(scenario))
     gathered = state["weights_per_device"] * float(scenario.magnitude("weight_shards")) * shares[1]
+    # the rows kept once per model, and the weight-sized copies of every layer (Gemma's FP32 1 + w) beside them
+    apart = sum(ln.bytes * (1 if ln.row.per_model else layers) for ln in lines(rows, dims, **options)
+                if ln.row.per_model or ln.row.weight_sized)  # fmt: skip
     return _Sizes(
         rest={"weights": state["weights_per_device"], "master copy": state["master_weights_per_device"],
               "optimizer state": state["optimizer_state_per_device"]},
         grads=state["gradients_per_device"], full=full, kept=sum(ln.bytes for ln in kept_rows),
-        per_model=sum(ln.bytes for ln in lines(rows, dims, **options) if ln.row.per_model),
+        per_model=apart,
         outputs=sum(ln.bytes for ln in out), ids=sum(ln.bytes for ln in out if ln.row.key == "token_ids"),
         loss=transient_bytes(dims, "loss", dtype_bytes=width) / t,
         output_backward=transient_bytes(dims, "output backward", dtype_bytes=width) / t,

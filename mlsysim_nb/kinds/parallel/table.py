@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from mlsysim_nb import layers
+from mlsysim_nb.errors import FieldError
 from mlsysim_nb.layers import Architecture
 
 __all__ = ["INPUT_ROWS", "around_stack_bytes", "expert_parameters", "layer_coefficients"]
@@ -38,6 +39,13 @@ INPUT_ROWS = frozenset({"token_ids", "position_ids", "embedding_dropout_mask"})
 def _check_row(row: layers.Saved) -> None:
     """The chain needs every per-layer row linear in s·b (or s²·b for scores) and split by t or by SP."""
     scores = row.shape.count("s") == 2  # an attention score has two sequence axes
+    if scores and row.split == "none":  # a sliding layer's SDPA mask under the transformers accounting
+        msg = (
+            f"keeps a {row.label} of b·s² values whole on every device of a tensor-parallel group (transformers' "
+            "SDPA on a sliding layer), which the many-device chain does not hold; choose attention 'eager' or "
+            "implementation 'megatron'"
+        )
+        raise FieldError("ParallelTrainingScenario", "activations", msg)
     linear = row.shape.count("s") == 1 and row.shape.count("b") == 1
     if (scores and row.split != "tp") or (not scores and not linear) or row.split == "none":
         msg = f"layer row {row.key!r} (shape {row.shape}, split {row.split!r}) does not fit the many-device chain"
@@ -53,6 +61,8 @@ def _coefficients(
     found = layers.lines(rows, arch.dims(1, 1), dtype_bytes=precision, per_model=False,  # type: ignore[arg-type]
                          reference_scaling=reference)  # fmt: skip
     for line in found:
+        if line.row.weight_sized:  # counted around the stack (_around)
+            continue
         _check_row(line.row)
         if line.row.recompute == "selective":
             score += line.bytes
@@ -92,13 +102,19 @@ def _around(arch: Architecture, run: tuple[str, str, int, int, float, int, bool]
     """(first stage's, last stage's) bytes around the stack for one micro-batch on one device."""
     implementation, attention, s, b, precision, t, sp = run
     dims = arch.dims(s, b)
-    shared = tuple(r for r in layers.layer_rows(arch, implementation, attention) if r.per_model)
+    every = layers.layer_rows(arch, implementation, attention)
+    shared = tuple(r for r in every if r.per_model)
     kept = layers.lines((*shared, *layers.output_rows(arch, implementation)), dims, dtype_bytes=precision,  # type: ignore[arg-type]
                         tensor_parallel=t, sequence_parallel=sp)  # fmt: skip
-    # the rows kept once per model (rotary tables) are counted with the first stage, so that one stage (p = 1)
-    # holds exactly what the activation scenario's output_activations counts
+    copies = layers.lines(tuple(r for r in every if r.weight_sized and not r.per_model), dims,
+                          dtype_bytes=precision)  # type: ignore[arg-type]  # fmt: skip
+    # the rows kept once per model (rotary tables) and the weight-sized copies of every layer (Gemma's FP32 1 + w,
+    # a few kB a layer) are counted with the first stage, so that one stage (p = 1) holds exactly what the
+    # activation scenario's output_activations counts
     first = sum(line.bytes for line in kept if line.row.key in INPUT_ROWS or line.row.per_model)
-    return first, sum(line.bytes for line in kept) - first
+    first += (arch.layers or 1) * sum(line.bytes for line in copies)
+    return first, sum(line.bytes for line in kept) - sum(line.bytes for line in kept if line.row.key in INPUT_ROWS
+                                                         or line.row.per_model)  # fmt: skip
 
 
 def around_stack_bytes(workload: Any, inputs: dict[str, Any]) -> dict[str, Any]:

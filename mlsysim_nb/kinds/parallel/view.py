@@ -164,7 +164,9 @@ _NOTES = (
     (
         "Assumptions",
         (
-            "Parameters split evenly over t·p, embeddings and norms included; at least p micro-batches per step; "
+            "Parameters split evenly over t·p, embeddings and norms included (Megatron-LM replicates latent "
+            "attention's down projections too: 924M of DeepSeek-V3's 671B, counted split); at least p micro-batches "
+            "per step; "
             "under expert parallelism routing is balanced (each device's experts see s·b·k token copies); "
             "the micro-batch is the activation scenario's; in an adapter run only the adapters carry gradients, "
             "optimizer state and master copy, and ZeRO stage 3 also shards the frozen base. Gradients are kept "

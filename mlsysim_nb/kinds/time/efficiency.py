@@ -55,14 +55,15 @@ def _harmonic(sizes: list[Any], shares: list[Any]) -> Any:
 
 
 def class_shares(
-    *, curves: Any, matmul_share: Any, memory_share: Any, projections: tuple[tuple[float, float], ...],
+    *, curves: Any, matmul_share: Any, memory_share: Any, projections: tuple[tuple[float, float, float], ...],
     micro_batch: Any, sequence: Any, tensor_parallel: Any, sequence_shards: Any, hidden: float,
     activation_values: float, heads: float, attention_width: float, vocabulary: float, width: float, eager: bool,
 ) -> dict[str, Any]:  # fmt: skip
     """Each class's achieved share: the table's at its operations' size, or the flat share when ``curves`` is flat.
 
-    ``projections`` holds, per fused projection, its active parameters and the operations they split into (an
-    expert's ``k`` active copies run as ``E`` operations, each on ``k/E`` of the tokens); ``activation_values``
+    ``projections`` holds, per fused projection, its active parameters, the operations they split into (an
+    expert's ``k`` active copies run as ``E`` operations, each on ``k/E`` of the tokens) and the share of the
+    model's layers that have it (a mixture's dense first layers, its expert layers); ``activation_values``
     the MLP activation's inputs and output per token (before the split by ``t``); ``width`` the bytes of a value.
     """
     t = np.asarray(tensor_parallel, dtype=float)
@@ -76,8 +77,8 @@ def class_shares(
     def memory(nbytes: Any) -> Any:
         return np.where(flat, mem, share_at(CALCULON_A100["memory_megabytes"], nbytes / 1e6))
 
-    work = [2 * tokens * parameters / t for parameters, _ in projections]
-    ops = [2 * tokens * parameters / t / count for parameters, count in projections]
+    work = [2 * tokens * parameters * share / t for parameters, _, share in projections]
+    ops = [2 * tokens * parameters / t / count for parameters, count, _ in projections]
     scores = 2 * tokens * np.asarray(sequence, dtype=float) * attention_width / t
     score_bytes = 2 * tokens * heads * np.asarray(sequence, dtype=float) * width / t if eager else 0 * tokens
     return {

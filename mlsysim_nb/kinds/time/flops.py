@@ -22,6 +22,20 @@ __all__ = ["ARITHMETIC"]
 #: The FLOPs of one iteration, model and hardware.
 ARITHMETIC = [
     _D(
+        "attended_keys",
+        doc="Keys each query's score products meet per layer, on average over the layers.",
+        cases=(
+            Case(
+                "sliding windows, a fused kernel: it skips the blocks a window masks",
+                "windowed_keys",
+                when="windows_cut_scores",
+            ),
+            Case("every layer's scores over the whole sequence (eager attention masks after multiplying)", "sequence"),
+        ),
+        symbol="s_att",
+        label="keys per query",
+    ),
+    _D(
         "micro_batches",
         "global_batch_size / (micro_batch * data_parallel)",
         "Micro-batches each pipeline runs per iteration: the global batch over b sequences times N_d replicas.",
@@ -37,7 +51,7 @@ ARITHMETIC = [
     ),
     _D(
         "layer_forward_flops_per_token",
-        "2 * layer_matrix_parameters + 4 * sequence * attention_width",
+        "2 * layer_matrix_parameters + 4 * attended_keys * attention_width",
         "Forward FLOPs of one layer per token: 2 per matrix parameter, and 2·s·A each for the scores Q·Kᵀ and "
         "scores·V (a causal mask counted as the full square, as Korthikanti et al. 2022 count it).",
         symbol="f_layer",
@@ -76,7 +90,7 @@ ARITHMETIC = [
             ),
             Case(
                 "selective recomputation: the scores' matrix products again",
-                "layers * 4 * sequence * attention_width",
+                "layers * 4 * attended_keys * attention_width",
                 when="recomputes_scores",
             ),
             Case("no recomputation", "0"),

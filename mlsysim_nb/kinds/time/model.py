@@ -19,7 +19,7 @@ from mlsysim_nb.kinds.activation.model import ActivationMemoryScenario
 from mlsysim_nb.kinds.parallel.model import ParallelTrainingScenario
 from mlsysim_nb.kinds.time.efficiency import SHARE_CURVES, class_shares
 from mlsysim_nb.kinds.time.physics import EQUATIONS
-from mlsysim_nb.kinds.time.table import layer_time_inputs, projection_operations
+from mlsysim_nb.kinds.time.table import attended_keys, layer_time_inputs, projection_operations
 from mlsysim_nb.kinds.time.view import TimeView
 from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
 from mlsysim_nb.model.equations import Equations, with_equations
@@ -191,6 +191,8 @@ class TrainingTimeScenario(TimeView, Scenario):
             layer_time_inputs(w, acts.magnitude("ffn_multiple"), acts.magnitude("precision_bytes"), acts.attention)
         )
         values["vocabulary"] = w.vocab_size
+        values["windowed_keys"], windows = attended_keys(w, values["sequence"], acts.attention)
+        values["windows_cut_scores"] = windows
         projections, activation_values = projection_operations(w, acts.magnitude("ffn_multiple"))
         sequence_split = np.asarray(layout.sequence_parallel, dtype=bool) & (np.asarray(layout.tensor_parallel) > 1)
         shares = class_shares(
@@ -232,6 +234,7 @@ class TrainingTimeScenario(TimeView, Scenario):
         return values, needs
 
     # -- arithmetic
+    attended_keys = derived("attended_keys")
     micro_batches = derived("micro_batches")
     tokens_per_iteration = derived("tokens_per_iteration")
     layer_forward_flops_per_token = derived("layer_forward_flops_per_token")

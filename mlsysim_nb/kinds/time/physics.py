@@ -38,7 +38,7 @@ _TIME = [
     _D(
         "compute_time",
         "tokens_per_iteration / devices / peak_flops * layers * (6 * layer_matrix_parameters / projection_share"
-        " + 4 * sequence * attention_width * (1 / score_product_share + 2 / score_product_backward_share))",
+        " + 4 * attended_keys * attention_width * (1 / score_product_share + 2 / score_product_backward_share))",
         "The layers' arithmetic on one device, each class at its own share of the peak: the projections (forward, "
         "the input's and the weights' gradients), the attention scores' products (forward, and a backward of twice "
         "their FLOPs).",
@@ -56,12 +56,12 @@ _TIME = [
             Case(
                 "full recomputation: every layer's projections and score products again",
                 "tokens_per_iteration / devices / peak_flops * layers * (2 * layer_matrix_parameters"
-                " / projection_share + 4 * sequence * attention_width / score_product_share)",
+                " / projection_share + 4 * attended_keys * attention_width / score_product_share)",
                 when="recomputes_layers",
             ),
             Case(
                 "selective recomputation: the scores' products again",
-                "tokens_per_iteration / devices / peak_flops * layers * 4 * sequence * attention_width"
+                "tokens_per_iteration / devices / peak_flops * layers * 4 * attended_keys * attention_width"
                 " / score_product_share",
                 when="recomputes_scores",
             ),
@@ -316,8 +316,9 @@ _TIME = [
 #: The notation of the other names these equations define: the layer table's, the device's, flags, arguments.
 NOTATION: dict[str, Quantity] = {
     # -- the layer table (kinds/time/table.py)
-    "layer_matrix_parameters": quantity("P_mm", "", "matrix parameters a token multiplies per layer"),
-    "attention_width": quantity("A", "", "attention width a·d"),
+    "layer_matrix_parameters": quantity("P_mm", "", "matrix parameters a token multiplies, per layer on average"),
+    "attention_width": quantity("A", "", "attention width a·d (latent attention: a·(d_qk + d_v)/2)"),
+    "windowed_keys": quantity("s_W", "", "keys per query and layer a fused kernel meets under the windows"),
     "sp_elementwise_bytes": quantity("e_SP", "byte", "element-wise bytes per token and layer only SP splits"),
     "tp_elementwise_bytes": quantity("e_TP", "byte", "element-wise bytes per token and layer t splits"),
     "score_elementwise_bytes": quantity("e_score", "byte", "element-wise bytes per attention score"),
@@ -340,6 +341,7 @@ NOTATION: dict[str, Quantity] = {
     "link_bandwidth": RECORD_QUANTITIES["link_bandwidth"],
     "network_bandwidth": RECORD_QUANTITIES["network_bandwidth"],
     # -- flags the fields set
+    "windows_cut_scores": quantity("[W < s, fused]", "", "sliding windows a fused kernel skips"),
     "recomputes_layers": quantity("[rec = full]", "", "full recomputation"),
     "recomputes_layers_split": quantity("[rec = full, t > 1]", "", "full recomputation under tensor parallelism"),
     "recomputes_scores": quantity("[rec = selective]", "", "selective recomputation"),

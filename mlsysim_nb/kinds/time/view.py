@@ -25,6 +25,7 @@ _SECTIONS = (
         (
             ("micro_batches", "micro_batches"),
             ("tokens_per_iteration", "tokens_per_iteration"),
+            ("attended_keys", "attended_keys"),
             ("layer_forward_flops_per_token", "layer_forward_flops_per_token"),
             ("output_forward_flops_per_token", "output_forward_flops_per_token"),
             ("model_flops_per_token", "model_flops_per_token"),

@@ -54,6 +54,29 @@ def _lora_parameters(rank: int) -> int:
     return w.layers * rank * (query + value)  # type: ignore[operator]
 
 
+def _q_v_adapters(key: str, rank: int) -> int:
+    """Rank-``rank`` adapters on every query and value projection of a shipped configuration (in + out widths)."""
+    w = Workloads.configuration(key)
+    h, d = w.hidden_dim, w.head_dim or w.hidden_dim // w.heads  # type: ignore[operator]
+    return w.layers * rank * (h + w.heads * d + h + w.kv_heads * d)  # type: ignore[operator]
+
+
+def _full_recompute(key: str, seq_len: int) -> Any:
+    """The whole model's saved activations for one sequence under full recomputation, fused attention, 16 bits."""
+    from mlsysim_nb.kinds.activation.model import ActivationMemoryScenario
+
+    acts = ActivationMemoryScenario(workload=Workloads.configuration(key), seq_len=seq_len, micro_batch=1,
+                                    attention="fused")  # fmt: skip
+    return acts.model_activations("full")
+
+
+def _fine_tune(key: str, title: str, description: str, rank: int | None = None) -> Factory:
+    """One 8,192-token sequence of ``key`` on one H100, mixed-precision Adam: full, or rank-``rank`` LoRA on Q and V."""
+    adapters = {} if rank is None else {"adapter_parameters": lambda _: _q_v_adapters(key, rank)}
+    return case(_training, title, description, workload=lambda _: Workloads.configuration(key), hardware="H100",
+                **_MIXED_ADAM, batch_size=1, activations=lambda _: _full_recompute(key, 8192), **adapters)  # fmt: skip
+
+
 CASES: dict[str, Factory] = {
     "Gpt2Fp32AdamOnH100": _gpt2_train(
         "GPT-2 XL trained in FP32 with Adam, against one H100's memory",
@@ -165,5 +188,37 @@ CASES: dict[str, Factory] = {
         batch_size=1,
         adapter_parameters=lambda _: _lora_parameters(16),
         activations=lambda c: c.Llama3_1_8BActivations8kMegatron.model_activations("full"),
+    ),
+    "Qwen3_8BFullFineTuneOnH100": _fine_tune(
+        "qwen3-8b",
+        "Full fine-tuning of Qwen3 8B on one H100, one 8,192-token sequence",
+        "Qwen's published config.json: 8,190,735,360 parameters, each with 16-bit weights and gradients, an FP32 "
+        "master copy and two FP32 Adam moments (16 bytes a parameter: 131 GB before any activation), beside the "
+        "whole model's activations under full recomputation with fused attention.",
+    ),
+    "Qwen3_8BLoraOnH100": _fine_tune(
+        "qwen3-8b",
+        "Rank-16 LoRA on Qwen3 8B on one H100, one 8,192-token sequence",
+        "The same model frozen at 16 bits; rank-16 adapters on every query (4096 to 4096) and value (4096 to "
+        "1024) projection of its 36 layers carry the mixed-precision Adam state; the activations as for full "
+        "fine-tuning (LoRA's backward still passes through every layer).",
+        rank=16,
+    ),
+    "GptOss20BLoraOnH100": _fine_tune(
+        "gpt-oss-20b",
+        "Rank-16 LoRA on gpt-oss 20B in BF16 on one H100, one 8,192-token sequence",
+        "OpenAI's published config.json: 20,914,757,184 parameters (32 experts of which 4 a token) frozen at 16 "
+        "bits (the MXFP4 experts dequantized, as transformers' fine-tuning recipe loads them); rank-16 adapters on "
+        "every query (2880 to 4096) and value (2880 to 512) projection of its 24 layers; the activations under full "
+        "recomputation with fused attention.",
+        rank=16,
+    ),
+    "Gemma3_27BLoraOnH100": _fine_tune(
+        "gemma-3-27b",
+        "Rank-16 LoRA on Gemma 3 27B on one H100, one 8,192-token sequence",
+        "Google's published config.json: 27,009,346,304 parameters frozen at 16 bits (54 GB); rank-16 adapters on "
+        "every query (5376 to 4096) and value (5376 to 2048) projection of its 62 layers; the activations under full "
+        "recomputation with fused attention, 8.6 GB of them the FP32 logits over its 262,208-token vocabulary.",
+        rank=16,
     ),
 }

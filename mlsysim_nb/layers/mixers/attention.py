@@ -49,6 +49,12 @@ _ROTARY = (
 )
 _MATH = "DEVICE_EFFECTS['cpu sdpa math path']: with dropout, SDPA on the CPU runs its math path in FP32"
 _LSE = "one FP32 log-sum-exp per row and head instead of the s² scores"
+_QK_NORM = "Qwen3's and Gemma 3's RMSNorm over each head's Q and K (the projections' outputs)"
+_SINKS = (
+    "gpt-oss joins one learned sink logit per head to each row of scores: the softmax runs over s + 1 columns "
+    "and keeps the sink's column too; a per-token row, kept under selective recomputation here"
+)
+_SINK_MAX = "gpt-oss subtracts each row's maximum before its softmax: the max keeps its int64 index per row"
 
 #: Key/value heads one device holds, by engine, as a formula over ``kv_heads`` and ``tensor_parallel`` (the
 #: serving equations show vLLM's; :func:`kv_heads_per_device` evaluates either).
@@ -111,16 +117,31 @@ class Attention(Mixer):
         if implementation == "megatron":
             core = _fused("fused attention") if attention == "fused" else _paper_eager(arch)
             head = [Saved("qkv_input", "QKV input", "attention", _H, split="sp", paper="qkv_input")]
+            if arch.qk_norm:  # the norms over each head keep their inputs, as every norm of the paper does
+                head += [Saved("q_norm_input", "Q norm input", "attention", _HEADS, note=_QK_NORM),
+                         Saved("k_norm_input", "K norm input", "attention", _KV_HEADS, note=_QK_NORM)]  # fmt: skip
         else:
-            from mlsysim_nb.layers.transformers import family
+            from mlsysim_nb.layers.transformers import family, norm_rows
 
-            llama = family(arch) == "llama"
+            fam = family(arch)
+            llama = fam != "gpt2"
+            if arch.attention_sinks and attention == "fused":
+                msg = (
+                    "transformers runs gpt-oss's attention with its sinks eagerly (or with a hub kernel), never with "
+                    "PyTorch's SDPA, which has no sinks (GptOssPreTrainedModel._supports_sdpa is False)"
+                )
+                raise ValueError(msg)
             core = _framework_fused(arch, device) if attention == "fused" else _framework_eager(arch, llama)
             head = [Saved("qkv_input", "QKV input" + (" (the norm's output)" if llama else ""), "attention", _H,
                           split="sp", paper="qkv_input")]  # fmt: skip
             if llama and arch.positions is not None:  # Nemotron-H's attention has no position encoding
-                head.append(Saved("rotary", "rotary cos and sin", "attention", ("s", "d"), count=2, split="none",
-                                  per_model=True, note=_ROTARY))  # fmt: skip
+                half = arch.attention_sinks  # gpt-oss's rotary tables hold half a head each
+                head.append(Saved("rotary", "rotary cos and sin" + (" (half a head each)" if half else ""),
+                                  "attention", ("s", "d"), count=1 if half else 2, split="none", per_model=True,
+                                  note=_ROTARY))  # fmt: skip
+            if arch.qk_norm:
+                head += norm_rows(arch, "q_norm", "Q norm", "attention", _HEADS, split="tp")
+                head += norm_rows(arch, "k_norm", "K norm", "attention", _KV_HEADS, split="tp")
         tail = Saved("projection_input", "output projection input", "attention", _HEADS, paper="projection_input")
         return (*head, *core, tail)
 
@@ -166,12 +187,20 @@ def _score_dropout() -> list[Saved]:
     ]  # fmt: skip
 
 
+def _sink_column(arch: Architecture) -> list[Saved]:
+    """The softmax's extra column when the scores are joined by a sink logit per head (gpt-oss)."""
+    if not arch.attention_sinks:
+        return []
+    return [Saved("sink_probs", "softmax output's sink column", "attention", ("b", "a", "s"), note=_SINKS)]
+
+
 def _paper_eager(arch: Architecture) -> list[Saved]:
     rows = [
         Saved("q", "Q for QKᵀ", "attention", _HEADS, paper="qk"),
         Saved("k", "K for QKᵀ", "attention", _KV_HEADS, paper="qk"),
         Saved("softmax_output", "softmax output", "attention", _SCORES, recompute="selective",
               paper="softmax_output"),
+        *_sink_column(arch),
     ]  # fmt: skip
     if arch.attention_dropout > 0:
         rows += _score_dropout()
@@ -192,16 +221,24 @@ def _fused(who: str) -> list[Saved]:
 
 def _framework_eager(arch: Architecture, llama: bool) -> list[Saved]:
     repeat = _REPEAT if arch.kv != arch.heads else ""
+    sinks = arch.attention_sinks  # gpt-oss: its softmax in the activation dtype, over the sink's column too
+    fp32 = llama and not sinks
     rows = [
         Saved("q", "Q for QKᵀ", "attention", _HEADS, paper="qk"),
         Saved("k", "K for QKᵀ", "attention", _HEADS, paper="qk", note=repeat),
-        Saved("softmax_output", "softmax output" + (" (FP32)" if llama else ""), "attention", _SCORES,
-              width="fp32" if llama else "act", recompute="selective", paper="softmax_output",
-              note=_SOFTMAX_FP32 if llama else ""),
+    ]
+    if sinks:
+        rows.append(Saved("sink_max_index", "each row's maximum's index (int64)", "attention", ("b", "a", "s"),
+                          width="int64", note=_SINK_MAX))  # fmt: skip
+    rows += [
+        Saved("softmax_output", "softmax output" + (" (FP32)" if fp32 else ""), "attention", _SCORES,
+              width="fp32" if fp32 else "act", recompute="selective", paper="softmax_output",
+              note=_SOFTMAX_FP32 if fp32 else ""),
+        *_sink_column(arch),
     ]  # fmt: skip
     if arch.attention_dropout > 0:
         rows += _score_dropout()
-    elif llama:
+    elif fp32:
         rows.append(Saved("softmax_cast", "softmax output in the activation dtype", "attention", _SCORES,
                           recompute="selective", narrow_only=True, note=_SOFTMAX_CAST))  # fmt: skip
     rows.append(Saved("v", "V", "attention", _HEADS, paper="v", note=repeat))

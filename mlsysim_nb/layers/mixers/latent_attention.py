@@ -17,9 +17,17 @@ the products with ``kv_b_proj`` are absorbed into the query and output projectio
 
 Tensor parallelism (vLLM, ``DeepseekV2MLAAttention``): the heads split over ``t`` (``q_b_proj`` and
 ``kv_b_proj`` column-parallel, ``o_proj`` row-parallel); ``q_a_proj`` and ``kv_a_proj_with_mqa`` are replicated,
-and every device keeps the whole latent cache (it has no head axis). Megatron-LM (``MLASelfAttention``) splits
-the heads the same way. The saved tensors of a training step are not described yet: the training kinds refuse a
-latent attention layer by name.
+and every device keeps the whole latent cache (it has no head axis). Megatron-LM (the training kinds' engine;
+``megatron/core/transformer/multi_latent_attention.py``, ``MLASelfAttention``) splits the heads the same way:
+``linear_q_up_proj`` and ``linear_kv_up_proj`` are column-parallel (``num_attention_heads_per_partition`` =
+``divide(a, t)``, which asserts that t divides the heads), ``linear_proj`` row-parallel, and the down projections
+``linear_q_down_proj`` and ``linear_kv_down_proj`` are replicated (``TELinear`` with ``parallel_mode="duplicated"``,
+the default layer spec): every device computes the whole latents, which sequence parallelism splits along the
+sequence. So Q, K, V, the scores and the output projection's input divide by t; the latents' rows do not.
+
+Saved tensors in training (:meth:`LatentAttention.saved`): the latents and their norms' inputs, then the
+decompressed keys and values, which do exist in training (the absorption into the projections is a decoding
+trick), as transformers' ``DeepseekV3Attention`` keeps them (measured: ``tests/measure/test_families_2025.py``).
 """
 
 from __future__ import annotations
@@ -34,6 +42,58 @@ from mlsysim_nb.layers.rows import Cached, Saved, Weight
 __all__ = ["MIXER", "LatentAttention"]
 
 _OWN = ("r_q", "r_kv", "d_rope", "d_nope", "d_v")
+
+
+_H = ("s", "b", "h")
+_Q = ("s", "b", "a", "d_qk")
+_V = ("s", "b", "a", "d_v")
+_SCORES = ("b", "a", "s", "s")
+_ROTARY = "the rotary cos and sin tables of the rotary key's d_rope values; one pair per model, all layers read it"
+_LATENT = (
+    "latent attention keeps its low-rank latents: the norms' and the up projections' inputs, r_q and r_kv per token"
+)
+_BESIDE = (
+    "in FP32 the key/value latent norm's input is a view of kv_a_proj_with_mqa's output, which holds the rotary "
+    "key's d_rope values too: the whole storage stays alive"
+)
+_JOINED = "the decompressed keys: d_nope per head from the latent, and the one rotary key joined to every head"
+_SOFTMAX_FP32 = "transformers' eager attention computes the softmax in FP32"
+_SOFTMAX_CAST = "the FP32 softmax cast back to the activation dtype, which the AV product keeps (no copy in FP32)"
+_MATH = (
+    "DEVICE_EFFECTS['cpu sdpa unequal head dims']: SDPA on the CPU has no fused kernel for d_qk ≠ d_v and runs its "
+    "math path in FP32"
+)
+_LSE = "one FP32 log-sum-exp per row and head instead of the s² scores"
+
+
+def _core(arch: Architecture, framework: bool, attention: str, device: str) -> list[Saved]:
+    """Q, K, V decompressed and what the attention kernel keeps of them."""
+    q = Saved("q", "Q (decompressed, rotary part joined)", "attention", _Q, paper="qk")
+    k = Saved("k", "K (decompressed, rotary key joined)", "attention", _Q, paper="qk", note=_JOINED)
+    v = Saved("v", "V (decompressed)", "attention", _V, paper="v")
+    unequal = arch.shape("d_nope") + arch.shape("d_rope") != arch.shape("d_v")
+    if attention == "fused" and framework and device == "cpu" and unequal:
+        return [
+            Saved("q", "Q (FP32)", "attention", _Q, width="fp32", paper="qk", note=_MATH),
+            Saved("k", "K (FP32)", "attention", _Q, width="fp32", paper="qk", note=_MATH),
+            Saved("softmax_output", "softmax output (FP32)", "attention", _SCORES, width="fp32",
+                  recompute="selective", paper="softmax_output", note=_MATH),
+            Saved("v", "V (FP32)", "attention", _V, width="fp32", paper="v", note=_MATH),
+        ]  # fmt: skip
+    if attention == "fused":
+        lse = Saved("lse", "log-sum-exp per row (FP32)", "attention", ("b", "a", "s"), width="fp32", note=_LSE)
+        return [q, k, v, lse]
+    if arch.attention_dropout > 0:
+        msg = "latent attention with attention dropout is not described; DeepSeek's models use none"
+        raise FieldError("Architecture", "attention_dropout", msg)
+    softmax = Saved("softmax_output", "softmax output" + (" (FP32)" if framework else ""), "attention", _SCORES,
+                    width="fp32" if framework else "act", recompute="selective", paper="softmax_output",
+                    note=_SOFTMAX_FP32 if framework else "")  # fmt: skip
+    rows = [q, k, softmax]
+    if framework:
+        rows.append(Saved("softmax_cast", "softmax output in the activation dtype", "attention", _SCORES,
+                          recompute="selective", narrow_only=True, note=_SOFTMAX_CAST))  # fmt: skip
+    return [*rows, v]
 
 
 class LatentAttention(Mixer):
@@ -64,7 +124,7 @@ class LatentAttention(Mixer):
             rows = [
                 Weight("wq_a", "query latent projection", "attention", ("h", "r_q")),
                 Weight("norm_q_latent", "query latent norm", "attention", ("r_q",)),
-                Weight("wq_b", "Q from the query latent", "attention", ("r_q", "a", "d_qk")),
+                Weight("wq_b", "Q from the query latent", "attention", ("r_q", "a", "d_qk"), matrix=True),
             ]
         else:
             rows = [Weight("wq", "Q projection", "attention", ("h", "a", "d_qk"))]
@@ -73,15 +133,53 @@ class LatentAttention(Mixer):
             Weight("wkv_a", "key/value latent projection", "attention", ("h", "r_kv")),
             Weight("wk_rope", "rotary key projection (one head)", "attention", ("h", "d_rope")),
             Weight("norm_kv_latent", "key/value latent norm", "attention", ("r_kv",)),
-            Weight("wk_b", "keys from the latent", "attention", ("r_kv", "a", "d_nope")),
-            Weight("wv_b", "values from the latent", "attention", ("r_kv", "a", "d_v")),
+            Weight("wk_b", "keys from the latent", "attention", ("r_kv", "a", "d_nope"), matrix=True),
+            Weight("wv_b", "values from the latent", "attention", ("r_kv", "a", "d_v"), matrix=True),
             Weight("wo", "output projection", "attention", ("a", "d_v", "h")),
         )
 
     def saved(self, arch: Architecture, implementation: str, attention: str, device: str) -> tuple[Saved, ...]:
-        """Not described yet: refused by name, never a number for another layer."""
-        msg = "holds a latent attention layer, whose saved tensors in training are not described yet"
-        raise FieldError("Architecture", "pattern", msg)
+        """The block's rows, from its input to the output projection's input, in forward order.
+
+        Both accountings keep the latents (the up projections' inputs) and the decompressed heads: Q and K of
+        ``d_qk`` per head (the rotary key joined to every head's key), V of ``d_v``; eager attention the s²
+        scores, fused attention one FP32 log-sum-exp per row and head. Transformers' own module adds its norms'
+        FP32 work and, on the CPU, SDPA's math path (``d_qk ≠ d_v``: DEVICE_EFFECTS["cpu sdpa unequal head dims"]).
+        """
+        framework = implementation == "transformers"
+        rows = [Saved("qkv_input", "latent projections' input" + (" (the norm's output)" if framework else ""),
+                      "attention", _H, split="sp", paper="qkv_input")]  # fmt: skip
+        if framework:
+            rows.append(Saved("rotary", "rotary cos and sin", "attention", ("s", "d_rope"), count=2, split="none",
+                              per_model=True, note=_ROTARY))  # fmt: skip
+        for latent, label, width in (("q", "query", "r_q"), ("kv", "key/value", "r_kv")):
+            if latent == "q" and not arch.shape("r_q"):
+                continue
+            rows += self._latent(arch, framework, latent, label, width)
+        rows += _core(arch, framework, attention, device)
+        rows.append(Saved("projection_input", "output projection input", "attention", ("s", "b", "a", "d_v"),
+                          paper="projection_input"))  # fmt: skip
+        return tuple(rows)
+
+    @staticmethod
+    def _latent(arch: Architecture, framework: bool, latent: str, label: str, width: str) -> list[Saved]:
+        """A latent's norm (its input; transformers' FP32 work) and the up projection's input (the norm's output)."""
+        shape = ("s", "b", width)
+        if framework:
+            from mlsysim_nb.layers.transformers import norm_rows
+
+            rows = norm_rows(arch, f"{latent}_latent_norm", f"{label} latent norm", "attention", shape)
+            if latent == "kv":  # in FP32 the norm's input is a view of the projection's output, rotary key and all
+                rest = Saved("kv_latent_norm_input_rest", "the rotary key beside it (FP32 only)", "attention",
+                             ("s", "b", "d_rope"), width="fp32", split="sp", wide_only=True, note=_BESIDE)  # fmt: skip
+                rows.append(rest)
+        else:
+            rows = [Saved(f"{latent}_latent_norm_input", f"{label} latent norm input", "attention", shape, split="sp",
+                          note=_LATENT)]  # fmt: skip
+        up = "Q" if latent == "q" else "K and V"
+        rows.append(Saved(f"{latent}_latent", f"{label} latent ({up} up-projection input)", "attention", shape,
+                          split="sp", note=_LATENT))  # fmt: skip
+        return rows
 
     def cache(self, arch: Architecture) -> tuple[Cached, ...]:
         """The latent and the rotary key of each token: ``r_kv + d_rope`` values, one copy for every head."""
