@@ -92,3 +92,23 @@ def test_the_renamed_symbols() -> None:
 def test_clashes_are_named(tables: list[tuple[str, dict[str, Quantity]]], found: list[str]) -> None:
     """A symbol with two meanings and a quantity with two symbols are each named with both sources."""
     assert clashes(tables) == found
+
+
+def test_a_mixers_own_symbols_mean_nothing_else() -> None:
+    """Latent attention's and Mamba-2's sizes (r_kv, d_rope, H_ssm, ...) are no kind's symbol for another quantity.
+
+    The serving kind's copies of a key/value head are ρ_kv, so the latent width r_kv shown beside them in a
+    DeepSeek-V3 derivation has one meaning.
+    """
+    from mlsysim_nb import Workloads
+    from mlsysim_nb.layers import mixers
+
+    written = {row.symbol.text() for _, table in _tables() for row in table.values()}
+    own: set[str] = set()
+    for key in ("deepseek-v3", "bamba-9b", "nemotron-h-8b"):
+        arch = Workloads.configuration(key).architecture()
+        own |= {s for layer in arch.layer_kinds() if layer.has_mixer for s in mixers.find(layer.mixer).symbols(arch)}
+    assert {"r_kv", "r_q", "d_rope", "H_ssm"} <= own
+    assert own & written == set()
+    serving = {kind.name: kind.load().notation() for kind in all_kinds()}["InferenceMemoryScenario"]
+    assert serving["kv_head_replicas"].symbol.text() == "ρ_kv"

@@ -55,7 +55,7 @@ WEIGHTS: list[Defined] = [
         KV_HEAD_REPLICAS["vllm"],
         "Devices holding a copy of each key/value head, by vLLM's rule: 1 when t divides a_kv; t/a_kv when "
         "a_kv < t, each head (its K and V projections and its cache) then replicated t/a_kv times.",
-        symbol="r_kv",
+        symbol="ρ_kv",
         label="copies of each key/value head",
     ),
     _D(
