@@ -138,7 +138,7 @@ def _mask(model_type: str, attention: str, seq_len: int, micro_batch: int, kind:
     return mask[None, None].expand(micro_batch, 1, seq_len, seq_len)
 
 
-def _record(module: Any, run: Any) -> tuple[list[Any], set[int]]:
+def record_saved(module: Any, run: Any) -> tuple[list[Any], set[int]]:
     """Saved tensors of ``run()`` under hooks, each marked with the module that was running."""
     from mlsysim_nb.measure._saved import record
 
@@ -217,7 +217,8 @@ def measurement_result(label: str, workload: Workload, run_info: dict[str, Any],
     )  # fmt: skip
 
 
-def _arch(cfg: Any) -> tuple[Workload, Architecture]:
+def small_workload(cfg: Any) -> tuple[Workload, Architecture]:
+    """The workload ``from_hf_config`` reads from a small configuration object, and its architecture."""
     workload = Workload.from_hf_config(cfg.to_dict(), name=f"small random {cfg.model_type}")
     return workload, workload.architecture()
 
@@ -268,8 +269,8 @@ def measure_hf_layer(
         out = layer(x, **kwargs)
         return out[0] if isinstance(out, tuple) else out
 
-    saved, constants = _record(layer, run)
-    workload, arch = _arch(cfg)
+    saved, constants = record_saved(layer, run)
+    workload, arch = small_workload(cfg)
     dims, width = arch.dims(seq_len, micro_batch), DTYPE_BYTES[dtype]
     rows = layer_rows(arch, "transformers", ATTENTION_KINDS[attention], "cpu")
     predicted = lines(rows, dims, dtype_bytes=width, device="cpu")
@@ -307,8 +308,8 @@ def measure_hf_causal_lm(
     model = getattr(transformers, _MODELS[model_type])(cfg).to(getattr(torch, dtype)).train()
     ids = torch.randint(0, cfg.vocab_size, (micro_batch, seq_len))
     # use_cache=False, as training does: a cache would copy K and V (see the transformers accounting's docstring)
-    saved, constants = _record(model, lambda: model(input_ids=ids, labels=ids, use_cache=False).loss)
-    workload, arch = _arch(cfg)
+    saved, constants = record_saved(model, lambda: model(input_ids=ids, labels=ids, use_cache=False).loss)
+    workload, arch = small_workload(cfg)
     dims, width = arch.dims(seq_len, micro_batch), DTYPE_BYTES[dtype]
     per_layer = layer_rows(arch, "transformers", ATTENTION_KINDS[attention], "cpu")
     rows = tuple(r for r in per_layer if r.per_model) + tuple(r for r in per_layer if not r.per_model) * layers

@@ -14,7 +14,7 @@ from typing import Any
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.layers import Dims, Layer, layer_rows, lines
 from mlsysim_nb.measure.arguments import check_random_state, named_arguments
-from mlsysim_nb.measure.hf import DTYPE_BYTES, SIZES, _arch, _record, measurement_result
+from mlsysim_nb.measure.hf import DTYPE_BYTES, SIZES, measurement_result, record_saved, small_workload
 from mlsysim_nb.measure.hf_results import HFMeasurement
 from mlsysim_nb.measure.hf_sites import site
 from mlsysim_nb.measure.torch_extra import require_transformers
@@ -173,8 +173,8 @@ def measure_hf_mamba_layer(
     kind = getattr(torch, dtype)
     layer = modeling_bamba.BambaDecoderLayer(cfg, layer_idx=0, layer_type="linear_attention").to(kind).train()
     x = torch.randn(micro_batch, seq_len, cfg.hidden_size, dtype=kind, requires_grad=True)
-    saved, constants = _record(layer, lambda: layer(x)[0])
-    workload, arch = _arch(cfg)
+    saved, constants = record_saved(layer, lambda: layer(x)[0])
+    workload, arch = small_workload(cfg)
     dims, width = arch.dims(seq_len, micro_batch), DTYPE_BYTES[dtype]
     rows = layer_rows(arch, "transformers", "fused", "cpu")
     predicted = lines(rows, dims, dtype_bytes=width, device="cpu")
@@ -230,8 +230,8 @@ def measure_hf_nemotron_block(
     if block == "attention" and attention == "eager":  # an additive causal mask, as the model builds it
         mask = torch.full((seq_len, seq_len), torch.finfo(kind).min, dtype=kind).triu(1)
         mask = mask[None, None].expand(micro_batch, 1, seq_len, seq_len)
-    saved, constants = _record(module, lambda: module(x, attention_mask=mask))
-    workload, arch = _arch(cfg)
+    saved, constants = record_saved(module, lambda: module(x, attention_mask=mask))
+    workload, arch = small_workload(cfg)
     dims, width = arch.dims(seq_len, micro_batch), DTYPE_BYTES[dtype]
     layer, table_attention = NEMOTRON_BLOCKS[block][1], "fused" if attention == "sdpa" else "eager"
     from mlsysim_nb.layers.megatron import megatron_layer
