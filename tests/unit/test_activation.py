@@ -119,3 +119,15 @@ def test_tiny_workload() -> None:
     w = Workload(name="toy", parameters=1000, layers=2, hidden_dim=8, heads=2, context_length=4)
     s = ActivationMemoryScenario(workload=w, micro_batch=1)
     assert s.activations("none").m_as("byte") == 2 * 4 * 1 * 8 * (34 + 5 * 2 * 4 / 8)
+
+
+def test_a_sliding_window_is_said_where_a_model_has_one() -> None:
+    """Gemma 3 27B (52 sliding layers): the caveat says the window caps the cache, not the saved bytes; GPT-2 XL: none."""
+    from mlsysim_nb import ActivationMemoryScenario, Workloads
+
+    gemma = ActivationMemoryScenario(workload=Workloads.configuration("gemma-3-27b"), micro_batch=1, seq_len=4096)
+    assert any("A sliding window caps the cache, not these bytes" in c for c in gemma.caveats())
+    assert "A sliding window caps the cache" in gemma.to_text()
+    gpt2 = ActivationMemoryScenario(workload=Workloads.configuration("gpt2-xl"), micro_batch=1, seq_len=1024)
+    assert not any("sliding window" in c for c in gpt2.caveats())
+    assert "sliding window" not in gpt2.to_text()

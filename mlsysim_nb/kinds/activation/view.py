@@ -106,11 +106,7 @@ _NOTES = (
         "Assumptions",
         (
             "Transformer layers share geometry. Aggregate Korthikanti-style coefficients and explicit "
-            "tensor line items are separate approximations; segment sizes use integer division. A sliding "
-            "window caps the cache, not these bytes: eager attention still materialises and saves the masked s² "
-            "scores, and a fused kernel skips the masked blocks' arithmetic but saves what it saves without a "
-            "window (transformers' SDPA on a sliding layer keeps, besides, its b·s² mask and K and V for every "
-            "head; measured on the CPU)."
+            "tensor line items are separate approximations; segment sizes use integer division."
         ),
     ),
     (
@@ -222,30 +218,8 @@ class ActivationView:
         return MemoryChart(tuple(bars), caption="no device: compare the strategies")
 
     def caveats(self: ActivationLike) -> tuple[str, ...]:
-        """Where the segment estimate is not comparable with full recomputation, in words."""
-        k, layers = self.checkpoint_segments, self.workload.layers
-        if self.is_sweep or k is None or not layers:
-            return ()
-        full = format_bytes(self.magnitude("activations_full"))
-        segmented = format_bytes(self.magnitude("checkpointed_activations"))
-        if layers % k:
-            per, left = layers // k, layers % k
-            text = (
-                f"{_segments(k)} do not divide the {layers} layers: the estimate counts {_segments(k)} of {per} "
-                f"layer{'s' if per != 1 else ''} and leaves out the other {left} layer{'s' if left != 1 else ''}, "
-                f"so it reads low ({segmented} against {full} for full recomputation). Really {left} of the "
-                f"segments {'holds' if left == 1 else 'hold'} {per + 1} layers; compare only a k that divides {layers}."
-            )
-            return (text,)
-        if self.magnitude("checkpointed_activations") > self.magnitude("activations_full"):
-            text = (
-                f"{_segments(k)} {'keeps' if k == 1 else 'keep'} more than full recomputation "
-                f"({segmented} against {full}), and the two are "
-                "not counted alike: full recomputation's figure holds only the layer inputs, while the segment "
-                "estimate also holds the segment being rebuilt in the backward pass."
-            )
-            return (text,)
-        return ()
+        """What a sliding window changes here; where the segment estimate differs from full recomputation."""
+        return _window_caveat(self) + _segment_caveats(self)
 
     def method_inputs(self: ActivationLike) -> dict[str, Any]:
         """The example k of ``checkpoint_memory_units(k)``: the segments, else the nearest whole √L."""
@@ -283,3 +257,44 @@ class ActivationView:
                 "strategy", "recomputation", STRATEGIES, steps={s: f'activations("{s}")' for s in STRATEGIES}
             ),
         ]
+
+
+def _window_caveat(s: ActivationLike) -> tuple[str, ...]:
+    """A model with sliding-window layers: the window caps the cache, not the saved bytes (measured on the CPU)."""
+    arch = s.workload.architecture() if not s.is_sweep else None
+    if arch is None or all(layer.window is None for layer in arch.layer_kinds()):
+        return ()
+    text = (
+        "A sliding window caps the cache, not these bytes: eager attention still materialises and saves the "
+        "masked s² scores, and a fused kernel skips the masked blocks' arithmetic but saves what it saves without "
+        "a window (transformers' SDPA on a sliding layer keeps, besides, its b·s² mask and K and V for every head; "
+        "measured on the CPU)."
+    )
+    return (text,)
+
+
+def _segment_caveats(s: ActivationLike) -> tuple[str, ...]:
+    """Where the segment estimate is not comparable with full recomputation, in words."""
+    k, layers = s.checkpoint_segments, s.workload.layers
+    if s.is_sweep or k is None or not layers:
+        return ()
+    full = format_bytes(s.magnitude("activations_full"))
+    segmented = format_bytes(s.magnitude("checkpointed_activations"))
+    if layers % k:
+        per, left = layers // k, layers % k
+        text = (
+            f"{_segments(k)} do not divide the {layers} layers: the estimate counts {_segments(k)} of {per} "
+            f"layer{'s' if per != 1 else ''} and leaves out the other {left} layer{'s' if left != 1 else ''}, "
+            f"so it reads low ({segmented} against {full} for full recomputation). Really {left} of the "
+            f"segments {'holds' if left == 1 else 'hold'} {per + 1} layers; compare only a k that divides {layers}."
+        )
+        return (text,)
+    if s.magnitude("checkpointed_activations") > s.magnitude("activations_full"):
+        text = (
+            f"{_segments(k)} {'keeps' if k == 1 else 'keep'} more than full recomputation "
+            f"({segmented} against {full}), and the two are "
+            "not counted alike: full recomputation's figure holds only the layer inputs, while the segment "
+            "estimate also holds the segment being rebuilt in the backward pass."
+        )
+        return (text,)
+    return ()
