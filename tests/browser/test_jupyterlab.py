@@ -143,17 +143,26 @@ def lab(tmp_path_factory: pytest.TempPathFactory, chromium_path: str) -> Iterato
         log.close()
 
 
+#: the first element that ``selector`` matches holds ``expected`` in its text
+SHOWS_JS = """
+([selector, expected]) => {
+  const element = document.querySelector(selector);
+  return element !== null && (element.textContent || "").includes(expected);
+}
+"""
+
+
 def _wait_text(page: Any, selector: str, expected: str, timeout: float = 30) -> str:
-    deadline = time.monotonic() + timeout
-    text = ""
-    while time.monotonic() < deadline:
+    """Wait until the first ``selector`` shows ``expected`` (checked at every frame); return its text."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(SHOWS_JS, arg=[selector, expected], timeout=timeout * 1000)
+    except PlaywrightTimeout:
         loc = page.locator(selector)
-        if loc.count():
-            text = loc.first.text_content() or ""
-            if expected in text:
-                return text
-        time.sleep(0.25)
-    raise AssertionError(f"{selector!r} never showed {expected!r}; last text: {text!r}")
+        text = (loc.first.text_content() or "") if loc.count() else ""
+        raise AssertionError(f"{selector!r} never showed {expected!r}; last text: {text!r}") from None
+    return page.locator(selector).first.text_content() or ""
 
 
 KERNEL_JS = """
