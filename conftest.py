@@ -28,21 +28,23 @@ if importlib.util.find_spec("nbgrader") is None:
 
 # --- `make test`'s two workers (pytest-xdist, --dist loadfile) ------------------------------------------------
 
-#: the slowest files of ``make test``, slowest first (seconds of one worker on two busy cores, ``--durations``):
-#: each worker starts with one of them, so that no long file is left to one worker while the other waits at the
-#: end (xdist's own order, most tests first, put these files last). A listed file that is gone fails the run.
+#: the slowest files of ``make test``, slowest first (seconds of one worker, ``--durations=0`` of a whole run on
+#: two cores): each worker starts with one of them, so that no long file is left to one worker while the other
+#: waits at the end (xdist's own order, most tests first, put these files last). A listed file that is gone
+#: fails the run.
 SLOWEST_FIRST = (
-    "tests/browser/test_jupyterlab.py",  # 270 s: a JupyterLab server, 14 notebooks opened in Chromium
-    "tests/binder/test_binder_env.py",  # 200 s: the Binder venv built from the package index
-    "tests/book/test_book.py",  # 180 s: the course's site built, then crawled in Chromium
-    "tests/notebooks/test_notebooks.py",  # 130 s with the two below: notebook 10's code run in-process
-    "tests/grading/test_round_trip.py",  # 80 s: nbgrader's exchange, two students autograded
-    "notebooks/10_measuring_what_the_model_predicts.ipynb",  # 80 s: nbval, PyTorch measuring
-    "tests/measure/test_peak.py",  # 70 s
-    "tests/measure/test_step.py",  # 60 s
-    "tests/grading/test_regrade.py",  # 45 s
-    "tests/notebooks/test_grading_fairness.py",  # 40 s
-    "tests/measure/test_layer.py",  # 35 s
+    "tests/browser/test_jupyterlab.py",  # 180 s: a JupyterLab server, 14 notebooks opened in Chromium
+    "tests/binder/test_binder_env.py",  # 175 s: the Binder venv built from the package index
+    "tests/book/test_book.py",  # 120 s: the course's site built, then crawled in Chromium
+    "tests/notebooks/test_notebooks.py",  # 80 s with ONE_WORKER's two others: notebook 10's code run in-process
+    "notebooks/10_measuring_what_the_model_predicts.ipynb",  # 57 s: nbval, PyTorch measuring
+    "tests/grading/test_round_trip.py",  # 41 s: nbgrader's exchange, two students autograded
+    "tests/grading/test_regrade.py",  # 33 s
+    "tests/measure/test_step.py",  # 31 s
+    "tests/measure/test_peak.py",  # 30 s
+    "tests/measure/test_layer.py",  # 27 s
+    "tests/notebooks/test_grading_fairness.py",  # 26 s
+    "tests/measure/test_recorded.py",  # 20 s
 )
 
 #: files run by one worker: the answer key (release, rubrics) and the hidden-test check run notebook 10's
