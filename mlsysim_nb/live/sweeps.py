@@ -7,16 +7,15 @@ loop over configurations. The result is tidy: each axis and each quantity as
 an array of the grid's shape, with units, plus plot helpers.
 
 A grid of more than :data:`CHUNK_SIZE` configurations is evaluated block by block (a few
-dozen NumPy operations per block, not one per configuration): each quantity read is still
-an array of the whole grid, but no intermediate quantity its formulas pass through is.
+dozen NumPy operations per block, not one per configuration; :mod:`mlsysim_nb.live.sweep_blocks`):
+each quantity read is still an array of the whole grid, but no intermediate quantity its formulas
+pass through is.
 """
 
 from __future__ import annotations
 
-import copy
-import itertools
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,7 +32,7 @@ from mlsysim_nb.live.sweep_axes import (
     range_text,
     tick,
 )
-from mlsysim_nb.model.evaluator import Env
+from mlsysim_nb.live.sweep_blocks import Grid
 from mlsysim_nb.model.values import brief
 from mlsysim_nb.render.charts import chart_text
 from mlsysim_nb.render.display import RichRepr
@@ -49,9 +48,6 @@ __all__ = [
     "Sweep",
     "accelerator",
     "check_size",
-    "cut",
-    "grid_blocks",
-    "on_grid",
     "sweep",
 ]
 
@@ -69,48 +65,16 @@ class Sweep(RichRepr):
         self.axes = axes
         self.scenario = scenario
         self.shape = tuple(len(v) for v in axes.values())
-        #: the scenario's inputs as it was made (before any formula ran): what each block is cut from
-        self._inputs = dict(scenario._env.values)  # noqa: SLF001 - the sweep evaluates the scenario's own formulas
-        #: the inputs laid out on the grid (an axis, or what the scenario computed from axes when it was made)
-        self._gridded = {name for name, value in self._inputs.items() if on_grid(value, self.shape)}
+        self._grid = Grid(scenario, self.shape)
         self._names: list[str] | None = None
 
     # -- evaluation: the whole grid at once, or block by block past CHUNK_SIZE configurations -------
     def _blockwise(self) -> bool:
-        return math.prod(self.shape) > CHUNK_SIZE
-
-    def _block_scenario(self, block: tuple[slice, ...]) -> Scenario:
-        """The scenario over one block of the grid: its array inputs cut to the block (views, no copies)."""
-        env = self.scenario._env  # noqa: SLF001
-        gridded = self._gridded
-        values = {name: cut(value, block) if name in gridded else value for name, value in self._inputs.items()}
-        part = copy.copy(self.scenario)
-        object.__setattr__(part, "_env", Env(values, env.needs, env.formulas, env.constants, vectorised=True))
-        return part
+        return self._grid.blockwise(CHUNK_SIZE)
 
     def _evaluate(self, read: Callable[[Scenario], Any]) -> np.ndarray:
-        """``read(scenario)`` over the whole grid, as an array of the grid's shape.
-
-        Up to :data:`CHUNK_SIZE` configurations it reads the sweep's scenario once (its values cached).
-        Past it, it reads one block of the grid at a time and writes each into the result, so that no
-        intermediate quantity is ever larger than a block: every formula is element by element, so the
-        values are those of the whole grid at once, and the flags a scenario sets when it is made were set
-        over the whole grid.
-        """
-        if not self._blockwise():
-            return np.broadcast_to(np.asarray(read(self.scenario)), self.shape)
-        out: np.ndarray | None = None
-        for block in grid_blocks(self.shape, CHUNK_SIZE):
-            value = np.asarray(read(self._block_scenario(block)))
-            if out is None:
-                if value.ndim == 0:  # the same for every configuration: no input it reads is swept
-                    return np.broadcast_to(value, self.shape)
-                out = np.empty(self.shape, dtype=value.dtype)
-            elif np.result_type(out, value) != out.dtype:
-                out = out.astype(np.result_type(out, value))
-            out[block] = value
-        assert out is not None  # a grid holds at least one block  # noqa: S101
-        return out
+        """``read(scenario)`` over the whole grid, block by block past :data:`CHUNK_SIZE` (:mod:`.sweep_blocks`)."""
+        return self._grid.evaluate(read, CHUNK_SIZE)
 
     def __len__(self) -> int:
         return int(np.prod(self.shape))
@@ -131,8 +95,7 @@ class Sweep(RichRepr):
         """The quantities this sweep can give (those applicable to its scenario over the whole grid)."""
         if self._names is None:
             candidates = list(self.base.FORMULA_NAMES)
-            scenarios = (self._block_scenario(b) for b in grid_blocks(self.shape, CHUNK_SIZE))
-            for scenario in scenarios if self._blockwise() else [self.scenario]:
+            for scenario in self._grid.scenarios(CHUNK_SIZE):
                 for name in list(candidates):
                     try:
                         scenario.magnitude(name)
@@ -375,36 +338,6 @@ class Sweep(RichRepr):
 #: so that each intermediate quantity is an array of at most this many numbers (2 MiB of 8-byte numbers) and a
 #: sweep's memory is its results, not the dozens of intermediate arrays its formulas pass through.
 CHUNK_SIZE = 2**18
-
-
-def grid_blocks(shape: tuple[int, ...], limit: int) -> Iterator[tuple[slice, ...]]:
-    """Blocks of a grid of ``shape`` that cover it in order, each of at most ``limit`` points (one slice per axis).
-
-    The leading axes are cut first, so that a block is a run of whole rows of the trailing axes where they fit.
-    """
-    ndim = len(shape)
-    axis = next(k for k in range(ndim) if math.prod(shape[k + 1 :]) <= limit)
-    step = max(1, limit // math.prod(shape[axis + 1 :]))
-    rest = (slice(None),) * (ndim - axis - 1)
-    for outer in itertools.product(*(range(n) for n in shape[:axis])):
-        head = tuple(slice(i, i + 1) for i in outer)
-        for start in range(0, shape[axis], step):
-            yield (*head, slice(start, min(start + step, shape[axis])), *rest)
-
-
-def on_grid(value: Any, shape: tuple[int, ...]) -> bool:
-    """Whether ``value`` is an array laid out on a grid of ``shape``: each of its axes is 1 or the grid's own."""
-    if type(value) is not np.ndarray or value.ndim == 0 or value.ndim > len(shape):
-        return False
-    return all(n in (1, m) for n, m in zip(value.shape, shape[len(shape) - value.ndim :], strict=True))
-
-
-def cut(value: Any, block: tuple[slice, ...]) -> Any:
-    """``value`` over one block of the grid: an array input laid out on the grid is sliced (a view); others stay."""
-    if type(value) is not np.ndarray or value.ndim == 0 or value.ndim > len(block):
-        return value
-    own = block[len(block) - value.ndim :]  # broadcasting aligns the trailing axes
-    return value[tuple(part if n > 1 else slice(None) for part, n in zip(own, value.shape, strict=True))]
 
 
 #: The most configurations one sweep evaluates: each quantity read is an array of this many 8-byte numbers

@@ -82,7 +82,7 @@ def test_the_release_needs_the_course_extra_alone() -> None:
 
 
 #: an import's name where its distribution is spelt otherwise
-_DISTRIBUTION = {"IPython": "ipython"}
+_DISTRIBUTION = {"IPython": "ipython", "xdist": "pytest-xdist"}
 
 
 def test_every_import_a_test_needs_is_declared() -> None:

@@ -9,6 +9,7 @@ anywidget chart and the fit verdict change to what the Python model gives.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -142,17 +143,26 @@ def lab(tmp_path_factory: pytest.TempPathFactory, chromium_path: str) -> Iterato
         log.close()
 
 
+#: the first element that ``selector`` matches holds ``expected`` in its text
+SHOWS_JS = """
+([selector, expected]) => {
+  const element = document.querySelector(selector);
+  return element !== null && (element.textContent || "").includes(expected);
+}
+"""
+
+
 def _wait_text(page: Any, selector: str, expected: str, timeout: float = 30) -> str:
-    deadline = time.monotonic() + timeout
-    text = ""
-    while time.monotonic() < deadline:
+    """Wait until the first ``selector`` shows ``expected`` (checked at every frame); return its text."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(SHOWS_JS, arg=[selector, expected], timeout=timeout * 1000)
+    except PlaywrightTimeout:
         loc = page.locator(selector)
-        if loc.count():
-            text = loc.first.text_content() or ""
-            if expected in text:
-                return text
-        time.sleep(0.25)
-    raise AssertionError(f"{selector!r} never showed {expected!r}; last text: {text!r}")
+        text = (loc.first.text_content() or "") if loc.count() else ""
+        raise AssertionError(f"{selector!r} never showed {expected!r}; last text: {text!r}") from None
+    return page.locator(selector).first.text_content() or ""
 
 
 KERNEL_JS = """
@@ -181,6 +191,8 @@ def _kernel(page: Any, code: str) -> str:
 
 def _open(browser: Any, lab: dict[str, Any], artifacts: Path, notebook: str) -> tuple[Any, Any, list[str]]:
     """Open ``notebook`` in JupyterLab, run it, and wait for the panel: ``(context, page, page errors)``."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     errors: list[str] = []
@@ -193,7 +205,8 @@ def _open(browser: Any, lab: dict[str, Any], artifacts: Path, notebook: str) -> 
     while page.locator(".msn-wrap").count() == 0 and time.monotonic() < deadline:
         page.locator(".jp-Cell-inputArea").first.click()
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        page.wait_for_timeout(3000)
+        with contextlib.suppress(PlaywrightTimeout):  # up to 3 s for the panel, then run the cell again
+            page.wait_for_selector(".msn-wrap", state="attached", timeout=3000)
     try:
         page.wait_for_selector(".msn-summary", state="attached", timeout=60_000)
         page.wait_for_selector(".msn-bar svg", state="attached", timeout=60_000)
@@ -272,18 +285,32 @@ def test_explorer_responds_in_jupyterlab(browser: Any, lab: dict[str, Any], arti
     assert errors == []
 
 
+#: the box beside a slider shows ``value`` and the slider's handle stands at ``exponent``, both at once
+SETTLED_JS = """
+([control, value, exponent]) => {
+  const box = control.querySelector("input[type='text']");
+  const handle = control.querySelector(".noUi-handle");
+  return box !== null && handle !== null && box.value === value && handle.getAttribute("aria-valuenow") === exponent;
+}
+"""
+
+
 def _settled(page: Any, control: Any, expected: int, *, kernel: bool = True) -> None:
-    """Wait for the state a value leaves, not its first sign: the box, then the handle, then the kernel.
+    """Wait for the state a value leaves, not its first sign: the box and the handle together, then the kernel.
 
     The handle stands at the largest power of two not above the value; once it is there, whatever
     the page sent in reply has gone to the kernel before the round trip that ends this wait
     (``kernel=False`` leaves that round trip to the caller's next query of the kernel).
     """
-    from playwright.sync_api import expect
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    expect(control.locator("input[type='text']")).to_have_value(str(expected), timeout=30_000)
     exponent = f"{math.floor(math.log2(expected)):.1f}"
-    expect(control.locator(".noUi-handle")).to_have_attribute("aria-valuenow", exponent, timeout=30_000)
+    try:  # checked at every frame (expect() checks after 100, 250, 500 then 1,000 ms: most of a settle's time)
+        page.wait_for_function(SETTLED_JS, arg=[control.element_handle(), str(expected), exponent], timeout=30_000)
+    except PlaywrightTimeout:
+        box = control.locator("input[type='text']").input_value()
+        handle = control.locator(".noUi-handle").get_attribute("aria-valuenow")
+        raise AssertionError(f"box {box!r} and handle {handle!r} never read {expected} and {exponent}") from None
     if kernel:
         _kernel(page, "pass")
 

@@ -10,15 +10,17 @@ from mlsysim_nb.course import cells
 from mlsysim_nb.course.cells import SOLUTION
 from mlsysim_nb.course.repository import course_notebooks
 from mlsysim_nb.course.rubrics import hand_graded, main
+from tests.measured_once import measured_once
 
 NOTEBOOKS = course_notebooks()
 
 
 @pytest.fixture(scope="module")
 def sheets(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The graders' sheets, written once (the answer key runs every hidden test)."""
+    """The graders' sheets, written once (the answer key runs every hidden test, measuring notebook 10's once)."""
     folder = tmp_path_factory.mktemp("rubrics")
-    assert main([str(folder)]) == 0
+    with measured_once():
+        assert main([str(folder)]) == 0
     return folder
 
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from mlsysim_nb import Q_, FieldError, Scenarios, sweep
-from mlsysim_nb.live import sweeps
-from mlsysim_nb.live.sweeps import grid_blocks
+from mlsysim_nb.live import sweep_blocks, sweeps
+from mlsysim_nb.live.sweep_blocks import grid_blocks
 from mlsysim_nb.model.counts import check_count
 from mlsysim_nb.units import same_units, unit_container
 
@@ -84,14 +84,14 @@ def test_the_chunk_size_bounds_every_array_a_blockwise_sweep_makes(monkeypatch: 
     """With CHUNK_SIZE 16, no input or intermediate of any block of a 40 x 30 grid holds more than 16 numbers."""
     monkeypatch.setattr(sweeps, "CHUNK_SIZE", 16)
     made: list[Any] = []
-    original = sweeps.Sweep._block_scenario
+    original = sweep_blocks.Grid.block_scenario
 
     def recording(self: Any, block: Any) -> Any:
         scenario = original(self, block)
         made.append(scenario)
         return scenario
 
-    monkeypatch.setattr(sweeps.Sweep, "_block_scenario", recording)
+    monkeypatch.setattr(sweep_blocks.Grid, "block_scenario", recording)
     base = Scenarios.Gpt2XlBatch32SegmentCheckpointed
     s = sweep(base, micro_batch=np.arange(1, 41), seq_len=np.arange(1, 31) * 32)
     for name in s.names():
@@ -244,7 +244,7 @@ def test_make_variant_treats_a_field_init_does_not_take_as_replace_does() -> Non
 
 def test_only_arrays_laid_out_on_the_grid_are_cut_into_blocks() -> None:
     """An input of the grid's layout (an axis, (1, 4), (3, 1)) is cut; a table of another shape, or a number, is not."""
-    from mlsysim_nb.live.sweeps import cut, on_grid
+    from mlsysim_nb.live.sweep_blocks import cut, on_grid
 
     shape = (3, 4)
     assert on_grid(np.zeros((1, 4)), shape)
