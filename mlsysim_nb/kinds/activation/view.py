@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from mlsysim_nb.errors import NotApplicableError
+from mlsysim_nb.errors import FieldError, NotApplicableError
 from mlsysim_nb.model.presentation import Headline, MemoryChart, SectionSpec
 from mlsysim_nb.model.protocol import ScenarioLike
 from mlsysim_nb.physics import STRATEGIES
@@ -261,8 +261,13 @@ class ActivationView:
 
 def _window_caveat(s: ActivationLike) -> tuple[str, ...]:
     """A model with sliding-window layers: the window caps the cache, not the saved bytes (measured on the CPU)."""
-    arch = s.workload.architecture() if not s.is_sweep else None
-    if arch is None or all(layer.window is None for layer in arch.layer_kinds()):
+    if s.is_sweep or (s.workload.sliding_window is None and not s.workload.pattern):
+        return ()
+    try:
+        kinds = s.workload.architecture().layer_kinds()
+    except FieldError:  # a workload without what the layer table needs: its own refusal shows elsewhere
+        return ()
+    if all(layer.window is None for layer in kinds):
         return ()
     text = (
         "A sliding window caps the cache, not these bytes: eager attention still materialises and saves the "
