@@ -15,7 +15,8 @@ from mlsysim_nb.errors import FieldError, FieldUnitError, HardwareFileError, Not
 from mlsysim_nb.options import set_options
 from mlsysim_nb.physics import KORTHIKANTI_PER_TOKEN_BYTES, KORTHIKANTI_SCORE_BYTES
 from mlsysim_nb.records.hardware import Hardware, HardwareCatalog, HardwareNode, Memory, load_hardware
-from mlsysim_nb.records.workloads import Workload, Workloads
+from mlsysim_nb.records.workload_catalog import Workloads
+from mlsysim_nb.records.workloads import Workload
 from mlsysim_nb.units import Q_, ureg
 
 __version__ = "0.1.0.dev0"

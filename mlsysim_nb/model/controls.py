@@ -143,7 +143,7 @@ def _catalog(kind: str) -> Any:
         from mlsysim_nb.records.hardware import Hardware
 
         return Hardware
-    from mlsysim_nb.records.workloads import Workloads
+    from mlsysim_nb.records.workload_catalog import Workloads
 
     return Workloads.all()
 
@@ -176,7 +176,7 @@ def _key_of(kind: str, record: Any) -> Any:
 def _origin(kind: str, record: Any) -> str:
     """Where a record outside the catalog comes from, in the words of a dropdown's option."""
     if kind == "workload":
-        from mlsysim_nb.records.workloads import Workloads
+        from mlsysim_nb.records.workload_catalog import Workloads
 
         if any(record == shipped for shipped in Workloads.configurations().values()):
             return "from its published config.json"

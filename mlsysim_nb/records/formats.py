@@ -265,7 +265,7 @@ def kept_parameters(workload: Any, keep: frozenset[str] | set[str]) -> int:
 def weight_bytes(workload: Any, key: str) -> float:
     """Bytes of ``workload``'s weights in format ``key``: its layout's kept tensors at 2 B, the rest quantised.
 
-    >>> from mlsysim_nb.records.workloads import Workloads
+    >>> from mlsysim_nb.records.workload_catalog import Workloads
     >>> round(weight_bytes(Workloads.configuration("llama-3.1-70b"), "int4_g128_sym") / 1e9, 2)
     39.5
     """

@@ -15,7 +15,6 @@ from mlsysim_nb.layers.architecture import ACTIVATIONS, BIASES, GPT_DROPOUT, MLP
 from mlsysim_nb.layers.transformers import MODEL_TYPES
 from mlsysim_nb.model.fields import check_count
 from mlsysim_nb.model.knob import knob, knobs, label_and_help, record
-from mlsysim_nb.records.models import configuration_keys, read_configuration
 from mlsysim_nb.records.workload_checks import check_experts, check_field, check_mixer_shapes, check_pattern
 from mlsysim_nb.render.display import RichRepr
 from mlsysim_nb.units import Q_, ureg
@@ -24,7 +23,6 @@ __all__ = [
     "ARCHITECTURE_FIELDS",
     "SHAPE_FIELDS",
     "Workload",
-    "Workloads",
     "check_workload",
     "workload_rows",
 ]
@@ -283,6 +281,7 @@ class Workload(RichRepr):
         A default derived from other fields (``active_parameters`` from ``parameters``) is derived again
         from the new fields unless ``changes`` states it.
 
+        >>> from mlsysim_nb import Workloads
         >>> Workloads.GPT2_XL.variant(parameters=3_000_000_000).active_parameters
         <Quantity(3000000000, 'count')>
         """
@@ -305,6 +304,7 @@ class Workload(RichRepr):
         (``kv_heads`` then counts for the KV cache and tensor parallelism only); give
         ``reference=workload.reference_style`` to keep the reference's figures for its own workloads.
 
+        >>> from mlsysim_nb import Workloads
         >>> Workloads.GPT2_XL.architecture().f  # a 4h MLP, GPT-style
         6400
         >>> Workloads.LLAMA3_8B.architecture().kv, Workloads.LLAMA3_8B.architecture(reference=True).kv
@@ -421,93 +421,6 @@ def _is_scalar(value: Any) -> bool:
         return False
 
 
-def _w(**kwargs: Any) -> Workload:
-    return Workload(**kwargs)
-
-
-class Workloads:
-    """The workloads the named scenarios use, with the reference's numbers.
-
-    >>> Workloads.GPT2_XL.layers
-    48
-    """
-
-    GPT2_XL = _w(
-        name="GPT-2 XL (1.5B)",
-        parameters=1_500_000_000,
-        layers=48,
-        hidden_dim=1600,
-        heads=25,
-        context_length=1024,
-        source="Radford et al. (2019), Language Models are Unsupervised Multitask Learners, Table 2",
-    )
-    GPT3_175B = _w(
-        name="GPT-3 (175B)",
-        parameters=175_000_000_000,
-        layers=96,
-        hidden_dim=12288,
-        heads=96,
-        context_length=2048,
-        source="Brown et al. (2020), Language Models are Few-Shot Learners, Table 2.1",
-    )
-    LLAMA3_8B = _w(
-        name="Llama 3.1 8B",
-        parameters=8_030_000_000,
-        layers=32,
-        hidden_dim=4096,
-        heads=32,
-        kv_heads=8,
-        context_length=131072,
-        source="Llama Team (2024), The Llama 3 Herd of Models, Table 3",
-    )
-    LLAMA2_7B = _w(
-        name="Llama 2 7B",
-        parameters=7_000_000_000,
-        layers=32,
-        hidden_dim=4096,
-        heads=32,
-        context_length=4096,
-        source="Touvron et al. (2023), Llama 2: Open Foundation and Fine-Tuned Chat Models, Table 1",
-    )
-    RESNET50 = _w(
-        name="ResNet-50",
-        parameters=25_557_032,
-        layers=50,
-        source="He et al. (2016); exact count from torchvision.models.resnet50 (1000-class head)",
-    )
-    HYPOTHETICAL_8B = _w(
-        name="Hypothetical 8B transformer",
-        parameters=8_000_000_000,
-        layers=32,
-        hidden_dim=4096,
-        source="A round-number model for adapter arithmetic; no attention heads given",
-    )
-
-    @staticmethod
-    def configuration(key: str) -> Workload:
-        """A real model from its shipped ``config.json`` (exact parameters; see :mod:`mlsysim_nb.records.models`).
-
-        >>> Workloads.configuration("llama-3.1-8b").parameters
-        <Quantity(8030261248, 'count')>
-        >>> Workloads.configuration("mixtral-8x7b").active_parameters
-        <Quantity(12879925248, 'count')>
-        """
-        return _configuration(key)
-
-    @staticmethod
-    def configurations() -> dict[str, Workload]:
-        """Every shipped configuration by key, those waiting in ``pending/`` left out.
-
-        GPT-2 XL, Llama 2 and 3.1, Mistral, Mixtral, Qwen2.5, Qwen3 and Qwen3-MoE, Gemma 3, gpt-oss, DeepSeek-V3.
-        """
-        return {key: _configuration(key) for key in configuration_keys()}
-
-    @classmethod
-    def all(cls) -> dict[str, Workload]:
-        """Every catalog workload by its attribute name."""
-        return {k: v for k, v in vars(cls).items() if isinstance(v, Workload)}
-
-
 _ = ureg  # the registry is imported so Q_ quantities share it
 
 
@@ -528,10 +441,3 @@ def workload_rows(workload: Workload) -> list[tuple[str, str, str]]:
         if value is not None:
             rows.append((f"workload.{attr}", label_and_help(Workload, attr)[0], str(value)))
     return rows
-
-
-@functools.cache
-def _configuration(key: str) -> Workload:
-    """The workload of a shipped configuration, read once."""
-    data = read_configuration(key)
-    return Workload.from_hf_config(data["config"], name=data["name"], source=data["source"])

@@ -9,7 +9,7 @@ import pytest
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.records.hf_config import CAUSAL_LM
 from mlsysim_nb.records.models import configuration_keys
-from mlsysim_nb.records.workloads import Workloads
+from mlsysim_nb.records.workload_catalog import Workloads
 
 pytestmark = pytest.mark.measure
 

@@ -18,7 +18,7 @@ from mlsysim_nb.records.formats import (
     weight_format,
     weight_format_keys,
 )
-from mlsysim_nb.records.workloads import Workloads
+from mlsysim_nb.records.workload_catalog import Workloads
 
 # Llama 3.1 70B (its shipped config.json): P = 70,553,706,496; embeddings and output layer 128,256 × 8,192 each;
 # 80 layers of two RMSNorm scales of 8,192, and the final norm.

@@ -6,7 +6,8 @@ import pytest
 
 from mlsysim_nb import Hardware, InferenceMemoryScenario, Scenarios
 from mlsysim_nb.records.formats import weight_bytes
-from mlsysim_nb.records.workloads import Workload, Workloads
+from mlsysim_nb.records.workload_catalog import Workloads
+from mlsysim_nb.records.workloads import Workload
 
 
 def test_the_three_published_cache_per_token_figures() -> None:

@@ -11,7 +11,7 @@ from mlsysim_nb.errors import FieldError
 from mlsysim_nb.layers import Layer, lines
 from mlsysim_nb.layers.megatron import megatron_layer
 from mlsysim_nb.layers.transformers import transformers_layer
-from mlsysim_nb.records.workloads import Workloads
+from mlsysim_nb.records.workload_catalog import Workloads
 
 _MAMBA = Layer("mamba2")
 

@@ -8,7 +8,7 @@ import pytest
 
 from mlsysim_nb.errors import FieldError
 from mlsysim_nb.records.models import configuration_keys, pending_keys, read_configuration
-from mlsysim_nb.records.workloads import Workloads
+from mlsysim_nb.records.workload_catalog import Workloads
 
 _HUB = re.compile(r"https://huggingface\.co/[\w.-]+/[\w.-]+/blob/main/config\.json")
 

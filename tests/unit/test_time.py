@@ -13,7 +13,8 @@ from mlsysim_nb.kinds.parallel.model import ParallelTrainingScenario
 from mlsysim_nb.kinds.time.model import TrainingTimeScenario
 from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
 from mlsysim_nb.records.hardware import Hardware
-from mlsysim_nb.records.workloads import Workload, Workloads
+from mlsysim_nb.records.workload_catalog import Workloads
+from mlsysim_nb.records.workloads import Workload
 from mlsysim_nb.render.numbers import format_result
 
 S, V = 2048, 51200  # Korthikanti et al. (2022): sequence and vocabulary of every Table 3 model

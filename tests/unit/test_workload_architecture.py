@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from mlsysim_nb.errors import FieldError
-from mlsysim_nb.records.workloads import Workload, Workloads
+from mlsysim_nb.records.workload_catalog import Workloads
+from mlsysim_nb.records.workloads import Workload
 
 _LLAMA = {
     "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,

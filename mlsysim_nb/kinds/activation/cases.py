@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from mlsysim_nb.model.cases import Factory, case
-from mlsysim_nb.records.workloads import Workloads
+from mlsysim_nb.records.workload_catalog import Workloads
 from mlsysim_nb.units import Q_
 
 __all__ = ["CASES"]

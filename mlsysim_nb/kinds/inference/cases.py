@@ -29,7 +29,7 @@ def _configured(key: str) -> Any:
     """A shipped configuration, read when the case is built."""
 
     def read(_catalog: Any) -> Any:
-        from mlsysim_nb.records.workloads import Workloads
+        from mlsysim_nb.records.workload_catalog import Workloads
 
         return Workloads.configuration(key)
 

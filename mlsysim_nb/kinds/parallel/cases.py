@@ -27,7 +27,7 @@ def _mixed_precision_adam(
         from mlsysim_nb.kinds.parallel.model import ParallelTrainingScenario
         from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
         from mlsysim_nb.records.hardware import Hardware
-        from mlsysim_nb.records.workloads import Workloads
+        from mlsysim_nb.records.workload_catalog import Workloads
 
         model = getattr(Workloads, workload) if workload.isupper() else Workloads.configuration(workload)
         state = TrainingStateFitScenario(

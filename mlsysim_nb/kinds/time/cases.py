@@ -22,7 +22,7 @@ def _korthikanti_175b(recompute: str, sequence_parallel: bool) -> Factory:
         from mlsysim_nb.kinds.time.model import TrainingTimeScenario
         from mlsysim_nb.kinds.training.model import TrainingStateFitScenario
         from mlsysim_nb.records.hardware import Hardware
-        from mlsysim_nb.records.workloads import Workloads
+        from mlsysim_nb.records.workload_catalog import Workloads
 
         model = Workloads.GPT3_175B.variant(vocab_size=51200)
         state = TrainingStateFitScenario(
