@@ -16,11 +16,30 @@
 from __future__ import annotations
 
 from mlsysim_nb.formula import Case
-from mlsysim_nb.model.equations import defined
+from mlsysim_nb.model.equations import Defined, defined
 
 _D = defined
 
 __all__ = ["DATA_PARALLEL", "MODEL_PARALLEL"]
+
+
+def _bandwidth(
+    name: str, *, who: str, together: str, cases: tuple[str, str], flag: str, symbol: str, group: str
+) -> Defined:
+    """The bandwidth one parallelism's traffic gets per device: the node's links when ``together``, else the network."""
+    return _D(
+        name,
+        doc=f"Bandwidth {who} per device: the node's links when {together}, else the network.",
+        unit="GB/s",
+        cases=(
+            Case(cases[0], "link_bandwidth * link_share", when=flag),
+            Case(cases[1], "network_bandwidth * network_share"),
+        ),
+        symbol=symbol,
+        label=f"{group} bandwidth",
+        base="byte/second",
+    )
+
 
 #: Inside the pipeline: the tensor-parallel collectives, the pipeline's sends, the experts' all-to-alls.
 MODEL_PARALLEL = [
@@ -38,18 +57,14 @@ MODEL_PARALLEL = [
         symbol="κ_TP",
         label="collective cost multiple",
     ),
-    _D(
+    _bandwidth(
         "tensor_bandwidth",
-        doc="Bandwidth the tensor-parallel collectives get per device: the node's links when the t devices share "
-        "a node, else the network.",
-        unit="GB/s",
-        cases=(
-            Case("t devices in one node", "link_bandwidth * link_share", when="tensor_in_node"),
-            Case("t devices across nodes", "network_bandwidth * network_share"),
-        ),
+        who="the tensor-parallel collectives get",
+        together="the t devices share a node",
+        cases=("t devices in one node", "t devices across nodes"),
+        flag="tensor_in_node",
         symbol="BW_TP",
-        label="tensor-parallel bandwidth",
-        base="byte/second",
+        group="tensor-parallel",
     ),
     _D(
         "tensor_parallel_time",
@@ -75,18 +90,14 @@ MODEL_PARALLEL = [
         label="tensor-parallel communication",
         base="second",
     ),
-    _D(
+    _bandwidth(
         "pipeline_bandwidth",
-        doc="Bandwidth between neighbouring pipeline stages per device: the node's links when every stage shares "
-        "a node, else the network.",
-        unit="GB/s",
-        cases=(
-            Case("the stages in one node", "link_bandwidth * link_share", when="pipeline_in_node"),
-            Case("the stages across nodes", "network_bandwidth * network_share"),
-        ),
+        who="between neighbouring pipeline stages",
+        together="every stage shares a node",
+        cases=("the stages in one node", "the stages across nodes"),
+        flag="pipeline_in_node",
         symbol="BW_PP",
-        label="pipeline bandwidth",
-        base="byte/second",
+        group="pipeline",
     ),
     _D(
         "pipeline_transfer_time",
@@ -106,18 +117,14 @@ MODEL_PARALLEL = [
         label="pipeline transfers",
         base="second",
     ),
-    _D(
+    _bandwidth(
         "expert_bandwidth",
-        doc="Bandwidth the experts' all-to-alls get per device: the node's links when the e·t devices share a "
-        "node, else the network.",
-        unit="GB/s",
-        cases=(
-            Case("e·t devices in one node", "link_bandwidth * link_share", when="experts_in_node"),
-            Case("across nodes", "network_bandwidth * network_share"),
-        ),
+        who="the experts' all-to-alls get",
+        together="the e·t devices share a node",
+        cases=("e·t devices in one node", "across nodes"),
+        flag="experts_in_node",
         symbol="BW_EP",
-        label="expert-parallel bandwidth",
-        base="byte/second",
+        group="expert-parallel",
     ),
     _D(
         "expert_time",
@@ -139,18 +146,14 @@ MODEL_PARALLEL = [
 
 #: Between the replicas: the gradient reduction.
 DATA_PARALLEL = [
-    _D(
+    _bandwidth(
         "data_bandwidth",
-        doc="Bandwidth the data-parallel reduction gets per device: the node's links when the N_d·t devices share "
-        "a node, else the network.",
-        unit="GB/s",
-        cases=(
-            Case("N_d·t devices in one node", "link_bandwidth * link_share", when="data_in_node"),
-            Case("across nodes", "network_bandwidth * network_share"),
-        ),
+        who="the data-parallel reduction gets",
+        together="the N_d·t devices share a node",
+        cases=("N_d·t devices in one node", "across nodes"),
+        flag="data_in_node",
         symbol="BW_DP",
-        label="data-parallel bandwidth",
-        base="byte/second",
+        group="data-parallel",
     ),
     _D(
         "data_parallel_time",
